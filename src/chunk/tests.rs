@@ -1,0 +1,59 @@
+use super::*;
+
+fn texts(src: &str, opts: &ChunkOptions) -> Vec<(String, String)> {
+    chunk(&Document::parse(src), opts).into_iter().map(|c| (c.pointer.to_string(), c.text)).collect()
+}
+
+#[test]
+fn chunks_never_cross_sections_and_skip_headings() {
+    let src = "---\ntitle: t\n---\nLead.\n\n# A\n\nOne.\n\nTwo.\n\n## B\n\nThree.\n";
+    let got = texts(src, &ChunkOptions::default());
+    assert_eq!(
+        got,
+        [
+            ("frontmatter".into(), "---\ntitle: t\n---".into()),
+            ("p1".into(), "Lead.".into()),
+            ("1.p1".into(), "One.\n\nTwo.".into()),
+            ("1.1.p1".into(), "Three.".into()),
+        ]
+    );
+    let no_fm = ChunkOptions { include_front_matter: false, ..ChunkOptions::default() };
+    assert_eq!(texts(src, &no_fm)[0].0, "p1");
+}
+
+#[test]
+fn limits_close_chunks_without_splitting_elements() {
+    let src = "# A\n\none\n\ntwo\n\nthree\n";
+    let by_count = ChunkOptions { max_elements: 2, ..ChunkOptions::default() };
+    assert_eq!(texts(src, &by_count).iter().map(|c| c.1.as_str()).collect::<Vec<_>>(), ["one\n\ntwo", "three"]);
+    // "one\n\ntwo" is 8 bytes: a 7-byte limit closes after "one"; an oversized element stands alone.
+    let by_bytes = ChunkOptions { max_chunk_bytes: 7, ..ChunkOptions::default() };
+    assert_eq!(texts(src, &by_bytes).iter().map(|c| c.1.as_str()).collect::<Vec<_>>(), ["one", "two", "three"]);
+    let tiny = ChunkOptions { max_chunk_bytes: 1, ..ChunkOptions::default() };
+    assert_eq!(texts(src, &tiny).len(), 3);
+}
+
+#[test]
+fn heading_path_is_the_last_elements_and_lists_contribute_own_text() {
+    let src = "# 概要\n\n- 親\n  - 子\n";
+    let chunks = chunk(&Document::parse(src), &ChunkOptions::default());
+    assert_eq!(chunks.len(), 1);
+    assert_eq!(chunks[0].text, "- 親\n\n- 子");
+    assert_eq!(chunks[0].heading_path.as_deref(), Some("概要"));
+}
+
+#[test]
+fn embedding_text_vectors() {
+    let path = format!("{}/../shared/spec/vectors/hashes.json", env!("CARGO_MANIFEST_DIR"));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for c in v["embeddingText"].as_array().unwrap() {
+        let text = embedding_text(
+            c["path"].as_str().unwrap(),
+            c["headingPath"].as_str(),
+            c["chunkText"].as_str().unwrap(),
+            c["includeHeadingContext"].as_bool().unwrap(),
+        );
+        assert_eq!(text, c["embeddingText"].as_str().unwrap());
+        assert_eq!(embedding_text_hash(&text), c["sha256"].as_str().unwrap());
+    }
+}

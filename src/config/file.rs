@@ -1,0 +1,466 @@
+//! The YAML file as written: raw types, reading, unknown-key warnings, the JSON Schema.
+//!
+//! Every key is optional here; [`super::load`] applies defaults and overrides. A key set to
+//! `null` counts as absent, except where [`Setting`] keeps the difference (the original turns a
+//! null string into "required" errors).
+
+use std::path::Path;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
+
+use crate::error::{Error, ErrorCode, Result};
+
+/// The largest configuration file we read.
+const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The configuration file of local-vector-search-mcp (YAML, camelCase keys). Unknown keys are
+/// reported as warnings and ignored.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(title = "local-vector-search-mcp configuration")]
+pub(crate) struct FileConfig {
+    /// Informational settings.
+    pub server: Option<ServerFile>,
+    /// Where the derived index lives.
+    pub storage: Option<StorageFile>,
+    /// The OpenAI-compatible embedding backend.
+    pub embedding: Option<EmbeddingFile>,
+    /// How documents are cut into chunks.
+    pub chunking: Option<ChunkingFile>,
+    /// Search defaults.
+    pub search: Option<SearchFile>,
+    /// The Markdown root and what the server may do with it.
+    pub knowledge_base: Option<KnowledgeBaseFile>,
+    /// Which MCP tools the server lists.
+    pub tools: Option<ToolsFile>,
+    /// The document catalog settings (see the catalog documentation).
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub catalog: Option<yaml_serde::Value>,
+}
+
+/// `server`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ServerFile {
+    /// Informational server name.
+    #[schemars(extend("default" = "local-vector-search-mcp"))]
+    pub name: Option<String>,
+}
+
+/// `storage`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StorageFile {
+    /// The index directory, relative to the project root. A path ending in `.db` (the original
+    /// server's SQLite file) means its parent directory.
+    #[schemars(extend("default" = "./.local-vector-search-mcp"))]
+    pub path: Option<String>,
+}
+
+/// `embedding`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct EmbeddingFile {
+    /// `openai-compatible` or `none` (lexical-only, offline). Case-insensitive.
+    #[schemars(extend("default" = "openai-compatible", "enum" = ["openai-compatible", "none"]))]
+    pub provider: Option<String>,
+    /// OpenAI-compatible base URL; requests go to `{endpoint}/embeddings`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>", extend("default" = "http://localhost:11434/v1"))]
+    pub endpoint: Setting<String>,
+    /// Sent as `Authorization: Bearer <apiKey>`.
+    #[serde(default)]
+    #[schemars(with = "Option<String>", extend("default" = "ollama"))]
+    pub api_key: Setting<String>,
+    /// The embedding model.
+    #[serde(default)]
+    #[schemars(with = "Option<String>", extend("default" = "bge-m3:latest"))]
+    pub model: Setting<String>,
+    /// Vector dimensions; null means 1024.
+    #[schemars(range(min = 1))]
+    pub dimensions: Option<i64>,
+    /// Texts per embedding request.
+    #[schemars(range(min = 1), extend("default" = 16))]
+    pub batch_size: Option<i64>,
+    /// Allow a non-loopback endpoint.
+    #[schemars(extend("default" = false))]
+    pub allow_remote_endpoint: Option<bool>,
+    /// HTTP timeout of one embedding call, in seconds.
+    #[schemars(range(min = 1), extend("default" = 120))]
+    pub timeout_seconds: Option<i64>,
+}
+
+/// `chunking`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ChunkingFile {
+    /// UTF-8 bytes of chunk text.
+    #[schemars(range(min = 1), extend("default" = 4096))]
+    pub max_chunk_bytes: Option<i64>,
+    /// Elements per chunk.
+    #[schemars(range(min = 1), extend("default" = 20))]
+    pub max_elements: Option<i64>,
+    /// Add a `Heading: …` line to the embedding text.
+    #[schemars(extend("default" = true))]
+    pub include_heading_context: Option<bool>,
+    /// Index front matter as its own chunk.
+    #[schemars(extend("default" = true))]
+    pub include_front_matter: Option<bool>,
+}
+
+/// `search`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SearchFile {
+    /// `lexical`, `semantic` or `hybrid`. Case-insensitive.
+    #[schemars(extend("default" = "hybrid", "enum" = ["lexical", "semantic", "hybrid"]))]
+    pub default_mode: Option<String>,
+    /// Vector candidates considered per query.
+    #[schemars(range(min = 1), extend("default" = 50))]
+    pub semantic_candidate_pool_size: Option<i64>,
+    /// Lexical candidates considered per query.
+    #[schemars(range(min = 1), extend("default" = 50))]
+    pub lexical_candidate_pool_size: Option<i64>,
+    /// Results when a request gives no `topK`.
+    #[schemars(range(min = 1), extend("default" = 10))]
+    pub max_results: Option<i64>,
+    /// Reciprocal Rank Fusion constant.
+    #[schemars(range(min = 1), extend("default" = 60))]
+    pub rrf_k: Option<i64>,
+}
+
+/// `knowledgeBase`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct KnowledgeBaseFile {
+    /// The Markdown root, relative to the project root. Must exist.
+    #[schemars(extend("default" = "."))]
+    pub root: Option<String>,
+    /// Enable the mutation tools (patch, tables, create, move, delete, image save/delete/move).
+    #[schemars(extend("default" = false))]
+    pub allow_writes: Option<bool>,
+    /// Reindex when files change outside the server.
+    #[schemars(extend("default" = false))]
+    pub watch_files: Option<bool>,
+    /// Globs of indexed files (case-insensitive, `/`-separated, relative to the root).
+    #[serde(default)]
+    #[schemars(with = "Option<Vec<String>>", extend("default" = ["**/*.md"]))]
+    pub include: Setting<StringList>,
+    /// Globs removed from the include set.
+    #[schemars(with = "Option<Vec<String>>", extend("default" = []))]
+    pub exclude: Option<StringList>,
+}
+
+/// `tools`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ToolsFile {
+    /// Tool names (`kb_…`) or groups (`read`, `edit`, `assets`, `export`, `catalog`) to list;
+    /// absent = every tool.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub enabled: Option<StringList>,
+    /// Tool names or groups never to list.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub disabled: Option<StringList>,
+}
+
+/// A key that tells "absent" from "null" (`#[serde(default)]` gives [`Setting::Absent`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) enum Setting<T> {
+    /// The key is not in the file.
+    #[default]
+    Absent,
+    /// The key is present with a null (or empty) value.
+    Null,
+    /// The key has a value.
+    Value(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Setting<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(Option::<T>::deserialize(d)?.map_or(Setting::Null, Setting::Value))
+    }
+}
+
+/// A list of strings, also written as a single string. A null item becomes `None` (blank).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct StringList(pub Vec<Option<String>>);
+
+impl<'de> Deserialize<'de> for StringList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let items = match yaml_serde::Value::deserialize(d)? {
+            yaml_serde::Value::Sequence(items) => items,
+            one => vec![one],
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                yaml_serde::Value::Null => Ok(None),
+                other => scalar_text(other)
+                    .map(Some)
+                    .ok_or_else(|| serde::de::Error::custom("expected a string or a list of strings")),
+            })
+            .collect::<std::result::Result<Vec<_>, D::Error>>()
+            .map(StringList)
+    }
+}
+
+/// The text of a scalar (strings, numbers, booleans), `None` for anything else.
+fn scalar_text(value: &yaml_serde::Value) -> Option<String> {
+    match value {
+        yaml_serde::Value::String(s) => Some(s.clone()),
+        yaml_serde::Value::Number(n) => Some(n.to_string()),
+        yaml_serde::Value::Bool(b) => Some(b.to_string()),
+        yaml_serde::Value::Tagged(tagged) => scalar_text(&tagged.value),
+        _ => None,
+    }
+}
+
+/// A parsed file and the warnings found in it.
+pub(crate) struct ReadFile {
+    /// The typed content.
+    pub config: FileConfig,
+    /// Unknown keys, in file order.
+    pub warnings: Vec<String>,
+}
+
+/// Reads and decodes the YAML file at `path` (absolute); `shown` names it in messages.
+pub(crate) fn read(path: &Path, shown: &str) -> Result<ReadFile> {
+    let invalid = |details: &str| {
+        Error::invalid_argument(format!("Configuration file is invalid: {shown}. {details}"))
+    };
+    let meta = std::fs::metadata(path).map_err(|e| read_error(path, &e))?;
+    if meta.is_dir() {
+        return Err(Error::invalid_argument(format!(
+            "Configuration file is a directory, not a YAML file: {}.",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(invalid("It is larger than 1 MiB; a configuration file is a few lines of YAML."));
+    }
+    let bytes = std::fs::read(path).map_err(|e| read_error(path, &e))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| invalid("It is not UTF-8 text; save it as UTF-8."))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    parse(text, shown)
+}
+
+/// Decodes YAML text; `shown` names the file in messages.
+pub(crate) fn parse(text: &str, shown: &str) -> Result<ReadFile> {
+    let invalid = |details: String| {
+        Error::invalid_argument(format!("Configuration file is invalid: {shown}. {details}"))
+    };
+    let value: yaml_serde::Value =
+        yaml_serde::from_str(text).map_err(|e| invalid(describe_yaml_error(&e, "YAML syntax error")))?;
+    let root = match &value {
+        yaml_serde::Value::Null => None,
+        yaml_serde::Value::Mapping(map) => Some(map),
+        _ => {
+            return Err(invalid(
+                "The top level must be a mapping of sections such as knowledgeBase: and embedding:."
+                    .to_owned(),
+            ));
+        }
+    };
+    let mut warnings = Vec::new();
+    if let Some(map) = root {
+        if map.contains_key("knowledgeBases") {
+            return Err(Error::invalid_argument(
+                "knowledgeBases list is no longer supported. Use singular knowledgeBase instead.",
+            ));
+        }
+        unknown_keys(map, KNOWN_ROOT, "", &mut warnings);
+    }
+    let config = if root.is_some() {
+        yaml_serde::from_str::<FileConfig>(text)
+            .map_err(|e| invalid(describe_yaml_error(&e, "Wrong value")))?
+    } else {
+        FileConfig::default()
+    };
+    Ok(ReadFile { config, warnings })
+}
+
+/// An I/O failure on the configuration file.
+fn read_error(path: &Path, err: &std::io::Error) -> Error {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => Error::not_found(format!(
+            "Configuration file was not found: {}",
+            path.display()
+        )),
+        std::io::ErrorKind::PermissionDenied => Error::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "Configuration file {} cannot be read: access was denied; check its permissions.",
+                path.display()
+            ),
+        ),
+        _ => Error::invalid_argument(format!(
+            "Configuration file {} cannot be read: {err}.",
+            path.display()
+        )),
+    }
+}
+
+/// One sentence for a YAML error: `<what> at line L, column C: <reason>.`
+fn describe_yaml_error(err: &yaml_serde::Error, what: &str) -> String {
+    let mut reason = err.to_string();
+    let position = err.location().map(|loc| {
+        let (line, column) = (loc.line(), loc.column());
+        reason = reason.replace(&format!(" at line {line} column {column}"), "");
+        format!(" at line {line}, column {column}")
+    });
+    let reason = reason
+        .replace("expected i64", "expected an integer")
+        .replace("expected a boolean", "expected true or false");
+    let reason = reason.trim_end_matches('.');
+    format!("{what}{}: {reason}.", position.unwrap_or_default())
+}
+
+/// The known keys of one mapping level.
+type Known = &'static [(&'static str, Node)];
+
+/// What a known key holds, for the unknown-key walk.
+#[derive(Clone, Copy)]
+enum Node {
+    /// A value whose inside is not checked.
+    Leaf,
+    /// A mapping with these keys.
+    Map(Known),
+}
+
+const KNOWN_ROOT: Known = &[
+    ("server", Node::Map(&[("name", Node::Leaf)])),
+    ("storage", Node::Map(&[("path", Node::Leaf)])),
+    (
+        "embedding",
+        Node::Map(&[
+            ("provider", Node::Leaf),
+            ("endpoint", Node::Leaf),
+            ("apiKey", Node::Leaf),
+            ("model", Node::Leaf),
+            ("dimensions", Node::Leaf),
+            ("batchSize", Node::Leaf),
+            ("allowRemoteEndpoint", Node::Leaf),
+            ("timeoutSeconds", Node::Leaf),
+        ]),
+    ),
+    (
+        "chunking",
+        Node::Map(&[
+            ("maxChunkBytes", Node::Leaf),
+            ("maxElements", Node::Leaf),
+            ("includeHeadingContext", Node::Leaf),
+            ("includeFrontMatter", Node::Leaf),
+        ]),
+    ),
+    (
+        "search",
+        Node::Map(&[
+            ("defaultMode", Node::Leaf),
+            ("semanticCandidatePoolSize", Node::Leaf),
+            ("lexicalCandidatePoolSize", Node::Leaf),
+            ("maxResults", Node::Leaf),
+            ("rrfK", Node::Leaf),
+        ]),
+    ),
+    (
+        "knowledgeBase",
+        Node::Map(&[
+            ("root", Node::Leaf),
+            ("allowWrites", Node::Leaf),
+            ("watchFiles", Node::Leaf),
+            ("include", Node::Leaf),
+            ("exclude", Node::Leaf),
+        ]),
+    ),
+    ("tools", Node::Map(&[("enabled", Node::Leaf), ("disabled", Node::Leaf)])),
+    // `catalog.md` §3.3: the catalog module interprets the values; the keys are checked here so
+    // every unknown key of the server configuration is reported the same way.
+    (
+        "catalog",
+        Node::Map(&[
+            ("index", Node::Leaf),
+            ("language", Node::Leaf),
+            ("scan", Node::Leaf),
+            ("check", Node::Map(&[("ignore", Node::Leaf)])),
+            (
+                "html",
+                Node::Map(&[
+                    ("lang", Node::Leaf),
+                    ("toc", Node::Leaf),
+                    ("tocDepth", Node::Leaf),
+                    ("highlight", Node::Leaf),
+                ]),
+            ),
+            (
+                "build",
+                Node::Map(&[
+                    ("include", Node::Leaf),
+                    ("exclude", Node::Leaf),
+                    ("out", Node::Leaf),
+                    ("title", Node::Leaf),
+                ]),
+            ),
+        ]),
+    ),
+];
+
+/// Appends a warning for every key of `map` (at dotted `prefix`) that `known` does not list.
+fn unknown_keys(map: &yaml_serde::Mapping, known: Known, prefix: &str, out: &mut Vec<String>) {
+    for (key, value) in map {
+        let name = key_text(key);
+        let full = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+        match known.iter().find(|(k, _)| *k == name) {
+            Some((_, Node::Map(inner))) => {
+                if let yaml_serde::Value::Mapping(inner_map) = value {
+                    unknown_keys(inner_map, inner, &full, out);
+                }
+            }
+            Some((_, Node::Leaf)) => {}
+            None => {
+                let hint = known
+                    .iter()
+                    .find(|(k, _)| k.eq_ignore_ascii_case(&name))
+                    .map(|(k, _)| {
+                        let k = if prefix.is_empty() { (*k).to_owned() } else { format!("{prefix}.{k}") };
+                        format!(" Did you mean '{k}'? Keys are case-sensitive.")
+                    })
+                    .unwrap_or_default();
+                out.push(format!("Unknown configuration key '{full}' was ignored.{hint}"));
+            }
+        }
+    }
+}
+
+/// A mapping key as text.
+fn key_text(key: &yaml_serde::Value) -> String {
+    match key {
+        yaml_serde::Value::Null => "~".to_owned(),
+        other => scalar_text(other).unwrap_or_else(|| "<complex key>".to_owned()),
+    }
+}
+
+/// The known key tree as dotted paths of leaves (tests compare it with the schema).
+#[cfg(test)]
+pub(crate) fn known_leaf_paths() -> Vec<String> {
+    fn walk(known: Known, prefix: &str, out: &mut Vec<String>) {
+        for (k, node) in known {
+            let full = if prefix.is_empty() { (*k).to_owned() } else { format!("{prefix}.{k}") };
+            match node {
+                Node::Leaf => out.push(full),
+                Node::Map(inner) => walk(inner, &full, out),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(KNOWN_ROOT, "", &mut out);
+    out
+}
+
+/// The JSON Schema of [`FileConfig`].
+pub(crate) fn json_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(FileConfig);
+    serde_json::to_value(&schema).unwrap_or(serde_json::Value::Null)
+}

@@ -1,0 +1,497 @@
+//! Loading: project root → YAML file → overrides → path resolution → validation.
+
+use std::net::IpAddr;
+use std::path::{Component, Path, PathBuf};
+
+use super::file::{self, FileConfig, Setting, StringList};
+use super::globs::GlobFilter;
+use super::{
+    ChunkingConfig, CliOverrides, Config, DEFAULT_EMBEDDING_API_KEY, DEFAULT_EMBEDDING_ENDPOINT,
+    DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_SERVER_NAME, EmbeddingConfig,
+    EmbeddingProvider, KnowledgeBaseConfig, Loaded, PROJECT_DIR_ENV, ProjectRootSource,
+    STORAGE_DIR_NAME, SearchConfig, SearchMode, ServerConfig, StorageConfig, ToolGroup,
+    ToolSelector, ToolsConfig,
+};
+use crate::error::{Error, Result};
+
+/// Loads the configuration with the precedence of `contract.md` §3.1: built-in defaults, then
+/// the `--config` YAML file (only when given; nothing is discovered implicitly), then the
+/// command-line overrides, then path resolution against the project root, then validation.
+///
+/// `env` reads an environment variable (only `CLAUDE_PROJECT_DIR` is consulted); `cwd` is the
+/// process working directory (absolute). Failures are one-sentence errors: `INVALID_ARGUMENT`
+/// for bad values (the contract's texts), `NOT_FOUND` for a missing `--config` file.
+pub fn load(
+    overrides: &CliOverrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    cwd: &Path,
+) -> Result<Loaded> {
+    let cwd = normalize(cwd);
+    let (project_root, project_root_source) = project_root(overrides, env, &cwd)?;
+    let mut warnings = Vec::new();
+
+    let (file, config_file) = match &overrides.config {
+        Some(given) => {
+            if is_blank_path(given) {
+                return Err(Error::invalid_argument("--config requires a value."));
+            }
+            // Relative to the working directory, or to an explicit --project-root (§2.1).
+            let base = if overrides.project_root.is_some() { &project_root } else { &cwd };
+            let path = resolve(base, given);
+            let read = file::read(&path, &given.display().to_string())?;
+            warnings.extend(read.warnings);
+            (read.config, Some(path))
+        }
+        None => (FileConfig::default(), None),
+    };
+
+    let config = build(project_root, project_root_source, config_file, file, overrides, &mut warnings)?;
+    Ok(Loaded { config, warnings })
+}
+
+/// The project root: `--project-root`, else a non-empty `CLAUDE_PROJECT_DIR`, else `cwd`.
+fn project_root(
+    overrides: &CliOverrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    cwd: &Path,
+) -> Result<(PathBuf, ProjectRootSource)> {
+    if let Some(given) = &overrides.project_root {
+        if !given.is_absolute() {
+            return Err(Error::invalid_argument(format!(
+                "--project-root must be an absolute path, but '{}' is relative; pass the full path, for example \"$PWD\".",
+                given.display()
+            )));
+        }
+        let root = normalize(given);
+        check_dir(&root, |what| match what {
+            DirProblem::Missing => format!(
+                "--project-root directory does not exist: {}; create it or pass an existing directory.",
+                root.display()
+            ),
+            DirProblem::NotDir => format!(
+                "--project-root is not a directory: {}; pass the project's directory.",
+                root.display()
+            ),
+        })?;
+        return Ok((root, ProjectRootSource::Flag));
+    }
+    if let Some(value) = env(PROJECT_DIR_ENV).filter(|v| !v.trim().is_empty()) {
+        let root = resolve(cwd, Path::new(&value));
+        check_dir(&root, |what| {
+            let problem = match what {
+                DirProblem::Missing => "does not exist",
+                DirProblem::NotDir => "is not a directory",
+            };
+            format!(
+                "{PROJECT_DIR_ENV} names {}, which {problem}; fix the variable or pass --project-root.",
+                root.display()
+            )
+        })?;
+        return Ok((root, ProjectRootSource::Env));
+    }
+    Ok((cwd.to_path_buf(), ProjectRootSource::WorkingDirectory))
+}
+
+/// Why a directory check failed.
+enum DirProblem {
+    Missing,
+    NotDir,
+}
+
+/// Fails with `message(problem)` unless `path` is an existing directory.
+fn check_dir(path: &Path, message: impl Fn(DirProblem) -> String) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(Error::invalid_argument(message(DirProblem::NotDir))),
+        Err(_) => Err(Error::invalid_argument(message(DirProblem::Missing))),
+    }
+}
+
+/// Merges defaults, file and overrides, resolves paths and validates, in the order of the
+/// original validator (`contract.md` §3.3).
+fn build(
+    project_root: PathBuf,
+    project_root_source: ProjectRootSource,
+    config_file: Option<PathBuf>,
+    file: FileConfig,
+    cli: &CliOverrides,
+    warnings: &mut Vec<String>,
+) -> Result<Config> {
+    let server = file.server.unwrap_or_default();
+    let storage = file.storage.unwrap_or_default();
+    let embedding = file.embedding.unwrap_or_default();
+    let chunking = file.chunking.unwrap_or_default();
+    let search = file.search.unwrap_or_default();
+    let kb = file.knowledge_base.unwrap_or_default();
+    let tools = file.tools.unwrap_or_default();
+
+    // storage.path
+    let storage_path = match (&cli.storage_path, &storage.path) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => PathBuf::from(p),
+        (None, None) => PathBuf::from(".").join(STORAGE_DIR_NAME),
+    };
+    if is_blank_path(&storage_path) {
+        return Err(Error::invalid_argument("storage.path is required."));
+    }
+    let storage = storage_dir(resolve(&project_root, &storage_path));
+
+    // knowledgeBase.root
+    let root = match (&cli.root, &kb.root) {
+        (Some(p), _) => p.clone(),
+        (None, Some(p)) => PathBuf::from(p),
+        (None, None) => PathBuf::from("."),
+    };
+    if is_blank_path(&root) {
+        return Err(Error::invalid_argument("knowledgeBase.root is required."));
+    }
+    let root = resolve(&project_root, &root);
+    if !root.is_absolute() {
+        return Err(Error::invalid_argument(
+            "knowledgeBase.root must be absolute after path resolution.",
+        ));
+    }
+    match std::fs::metadata(&root) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(Error::invalid_argument(
+                "knowledgeBase.root must be a directory, but it names a file.",
+            ));
+        }
+        Err(_) => return Err(Error::invalid_argument("knowledgeBase.root does not exist.")),
+    }
+
+    // knowledgeBase.include / exclude
+    let include: Vec<Option<String>> = match (&cli.include, kb.include) {
+        (Some(list), _) => list.iter().cloned().map(Some).collect(),
+        (None, Setting::Value(StringList(list))) => list,
+        (None, Setting::Null) => Vec::new(),
+        (None, Setting::Absent) => vec![Some(DEFAULT_INCLUDE.to_owned())],
+    };
+    let exclude: Vec<Option<String>> = match (&cli.exclude, kb.exclude) {
+        (Some(list), _) => list.iter().cloned().map(Some).collect(),
+        (None, Some(StringList(list))) => list,
+        (None, None) => Vec::new(),
+    };
+    if include.is_empty() {
+        return Err(Error::invalid_argument(
+            "knowledgeBase.include must contain at least one pattern.",
+        ));
+    }
+    let include = non_blank(include).ok_or_else(blank_pattern)?;
+    let exclude = non_blank(exclude).ok_or_else(blank_pattern)?;
+    if let Err(bad) = GlobFilter::new(&include, &exclude) {
+        let key = if include.contains(&bad.pattern) { "include" } else { "exclude" };
+        return Err(Error::invalid_argument(format!(
+            "knowledgeBase.{key} pattern '{}' is not a valid glob: {}.",
+            bad.pattern, bad.reason
+        )));
+    }
+
+    // embedding
+    let provider = match (cli.embedding_provider, &embedding.provider) {
+        (Some(p), _) => p,
+        (None, Some(text)) => EmbeddingProvider::parse(text).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "embedding.provider must be openai-compatible or none, not '{text}'."
+            ))
+        })?,
+        (None, None) => EmbeddingProvider::OpenAiCompatible,
+    };
+    let text_setting = |cli: &Option<String>, file: Setting<String>, default: &str| match (cli, file) {
+        (Some(v), _) => v.clone(),
+        (None, Setting::Value(v)) => v,
+        (None, Setting::Null) => String::new(),
+        (None, Setting::Absent) => default.to_owned(),
+    };
+    let endpoint = text_setting(&cli.embedding_endpoint, embedding.endpoint, DEFAULT_EMBEDDING_ENDPOINT);
+    let api_key = text_setting(&None, embedding.api_key, DEFAULT_EMBEDDING_API_KEY);
+    let model = text_setting(&cli.embedding_model, embedding.model, DEFAULT_EMBEDDING_MODEL);
+    let allow_remote_endpoint = embedding.allow_remote_endpoint.unwrap_or(false);
+    let defaults = EmbeddingConfig::default();
+    if provider == EmbeddingProvider::OpenAiCompatible {
+        if api_key.trim().is_empty() {
+            return Err(Error::invalid_argument("embedding.apiKey is required."));
+        }
+        if model.trim().is_empty() {
+            return Err(Error::invalid_argument("embedding.model is required."));
+        }
+    }
+    let dimensions = match embedding.dimensions {
+        None => None,
+        Some(n) if n <= 0 => {
+            return Err(Error::invalid_argument(
+                "embedding.dimensions must be greater than 0 when specified.",
+            ));
+        }
+        Some(n) => Some(positive("embedding.dimensions", n)?),
+    };
+    let batch_size = count("embedding.batchSize", embedding.batch_size, defaults.batch_size)?;
+    let timeout_seconds =
+        count("embedding.timeoutSeconds", embedding.timeout_seconds, defaults.timeout_seconds)?;
+    let endpoint = endpoint.trim().to_owned();
+    if provider == EmbeddingProvider::OpenAiCompatible {
+        check_endpoint(&endpoint, allow_remote_endpoint)?;
+    }
+
+    // chunking
+    let chunk_defaults = ChunkingConfig::default();
+    let chunking = ChunkingConfig {
+        max_chunk_bytes: count(
+            "chunking.maxChunkBytes",
+            chunking.max_chunk_bytes,
+            chunk_defaults.max_chunk_bytes,
+        )?,
+        max_elements: count("chunking.maxElements", chunking.max_elements, chunk_defaults.max_elements)?,
+        include_heading_context: chunking
+            .include_heading_context
+            .unwrap_or(chunk_defaults.include_heading_context),
+        include_front_matter: chunking.include_front_matter.unwrap_or(chunk_defaults.include_front_matter),
+    };
+
+    // search
+    let search_defaults = SearchConfig::default();
+    let default_mode = match (cli.search_mode, &search.default_mode) {
+        (Some(m), _) => m,
+        (None, Some(text)) => SearchMode::parse(text).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "search.defaultMode must be lexical, semantic or hybrid, not '{text}'."
+            ))
+        })?,
+        (None, None) => search_defaults.default_mode,
+    };
+    let search = SearchConfig {
+        default_mode,
+        semantic_candidate_pool_size: count(
+            "search.semanticCandidatePoolSize",
+            search.semantic_candidate_pool_size,
+            search_defaults.semantic_candidate_pool_size,
+        )?,
+        lexical_candidate_pool_size: count(
+            "search.lexicalCandidatePoolSize",
+            search.lexical_candidate_pool_size,
+            search_defaults.lexical_candidate_pool_size,
+        )?,
+        max_results: count("search.maxResults", search.max_results, search_defaults.max_results)?,
+        rrf_k: count("search.rrfK", search.rrf_k, search_defaults.rrf_k)?,
+    };
+
+    // tools
+    let enabled = match tools.enabled {
+        None => None,
+        Some(StringList(list)) => {
+            let selectors = tool_selectors("tools.enabled", list, warnings)?;
+            if selectors.is_empty() {
+                return Err(Error::invalid_argument(
+                    "tools.enabled must name at least one tool or group; remove the key to enable every tool.",
+                ));
+            }
+            Some(selectors)
+        }
+    };
+    let disabled = match tools.disabled {
+        None => Vec::new(),
+        Some(StringList(list)) => tool_selectors("tools.disabled", list, warnings)?,
+    };
+
+    let catalog = file.catalog.filter(|v| !v.is_null());
+
+    Ok(Config {
+        project_root,
+        project_root_source,
+        config_file,
+        server: ServerConfig { name: server.name.unwrap_or_else(|| DEFAULT_SERVER_NAME.to_owned()) },
+        storage,
+        embedding: EmbeddingConfig {
+            provider,
+            endpoint,
+            api_key,
+            model,
+            dimensions,
+            batch_size,
+            allow_remote_endpoint,
+            timeout_seconds,
+        },
+        chunking,
+        search,
+        knowledge_base: KnowledgeBaseConfig {
+            root,
+            allow_writes: kb.allow_writes.unwrap_or(false),
+            watch_files: cli.watch_files.or(kb.watch_files).unwrap_or(false),
+            include,
+            exclude,
+        },
+        tools: ToolsConfig { enabled, disabled },
+        catalog,
+    })
+}
+
+/// The storage directory for a resolved `storage.path`: a path ending in `.db` that is not an
+/// existing directory names the original's SQLite file, so its parent directory is used.
+fn storage_dir(path: PathBuf) -> StorageConfig {
+    let is_db = path.extension().is_some_and(|ext| ext.eq_ignore_ascii_case("db"));
+    match path.parent() {
+        Some(parent) if is_db && !path.is_dir() => {
+            StorageConfig { path: parent.to_path_buf(), db_file: Some(path) }
+        }
+        _ => StorageConfig { path, db_file: None },
+    }
+}
+
+/// The message for a blank include or exclude pattern.
+fn blank_pattern() -> Error {
+    Error::invalid_argument("knowledgeBase include and exclude patterns must not be blank.")
+}
+
+/// The list without `None`s, or `None` if any item is missing or blank.
+fn non_blank(list: Vec<Option<String>>) -> Option<Vec<String>> {
+    list.into_iter().map(|item| item.filter(|s| !s.trim().is_empty())).collect()
+}
+
+/// `value` (or `default` when unset) as a positive count; the contract's message otherwise.
+fn count<T: TryFrom<i64>>(key: &str, value: Option<i64>, default: T) -> Result<T> {
+    match value {
+        None => Ok(default),
+        Some(n) => positive(key, n),
+    }
+}
+
+/// `n` as a positive `T`, or `<key> must be greater than 0.` / `<key> is too large.`.
+fn positive<T: TryFrom<i64>>(key: &str, n: i64) -> Result<T> {
+    if n <= 0 {
+        return Err(Error::invalid_argument(format!("{key} must be greater than 0.")));
+    }
+    T::try_from(n).map_err(|_| Error::invalid_argument(format!("{key} is too large ({n}).")))
+}
+
+/// Checks `embedding.endpoint`: an absolute http(s) URI whose host is loopback unless remote
+/// endpoints are allowed.
+fn check_endpoint(endpoint: &str, allow_remote: bool) -> Result<()> {
+    let host = uri_host(endpoint)
+        .ok_or_else(|| Error::invalid_argument("embedding.endpoint must be an absolute URI."))?;
+    let scheme = endpoint.split(':').next().unwrap_or_default();
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(Error::invalid_argument(format!(
+            "embedding.endpoint must use http or https, not '{scheme}'."
+        )));
+    }
+    if !allow_remote && !is_loopback_host(&host) {
+        return Err(Error::invalid_argument(
+            "embedding.endpoint must be loopback unless allowRemoteEndpoint is true.",
+        ));
+    }
+    Ok(())
+}
+
+/// The host of an absolute `scheme://[userinfo@]host[:port][/…]` URI, brackets kept for IPv6;
+/// `None` if `uri` is not of that form.
+pub(crate) fn uri_host(uri: &str) -> Option<String> {
+    let (scheme, rest) = uri.split_once("://")?;
+    let mut chars = scheme.chars();
+    let scheme_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok || uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let (host, port) = if host_port.starts_with('[') {
+        let end = host_port.find(']')?;
+        let (host, after) = host_port.split_at(end + 1);
+        match after {
+            "" => (host, None),
+            _ => (host, Some(after.strip_prefix(':')?)),
+        }
+    } else {
+        match host_port.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        }
+    };
+    if host.is_empty() || host.len() > 255 {
+        return None;
+    }
+    if let Some(port) = port
+        && (port.is_empty() || port.parse::<u16>().is_err())
+    {
+        return None;
+    }
+    Some(host.to_owned())
+}
+
+/// `localhost`, `127.0.0.0/8`, `::1` (also IPv4-mapped), with or without IPv6 brackets.
+pub(crate) fn is_loopback_host(host: &str) -> bool {
+    let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    if bare.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match bare.parse::<IpAddr>() {
+        Ok(IpAddr::V4(v4)) => v4.is_loopback(),
+        Ok(IpAddr::V6(v6)) => v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+        Err(_) => false,
+    }
+}
+
+/// Parses `tools.enabled` / `tools.disabled` entries; unknown names become warnings.
+fn tool_selectors(
+    key: &str,
+    list: Vec<Option<String>>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ToolSelector>> {
+    let mut out = Vec::new();
+    for item in list {
+        let Some(name) = item.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()) else {
+            return Err(Error::invalid_argument(format!("{key} entries must not be blank.")));
+        };
+        let lower = name.to_ascii_lowercase();
+        if let Some(group) = ToolGroup::parse(&lower) {
+            out.push(ToolSelector::Group(group));
+        } else if lower.starts_with("kb_")
+            && lower.len() > 3
+            && lower.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            out.push(ToolSelector::Tool(lower));
+        } else {
+            warnings.push(format!(
+                "{key} entry '{name}' is neither a tool name (kb_…) nor a group (read, edit, assets, export, catalog); it was ignored."
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a path is empty or only whitespace.
+fn is_blank_path(path: &Path) -> bool {
+    path.to_str().is_some_and(|s| s.trim().is_empty())
+}
+
+/// `path` made absolute against `base` and normalised.
+fn resolve(base: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() { normalize(path) } else { normalize(&base.join(path)) }
+}
+
+/// Removes `.` components and folds `..` into its parent, without touching the file system
+/// (like .NET `Path.GetFullPath`). `..` above the root stays at the root.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let last = out.components().next_back();
+                match last {
+                    Some(Component::Normal(_)) => {
+                        out.pop();
+                    }
+                    Some(Component::RootDir | Component::Prefix(_)) => {}
+                    _ => out.push(".."),
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}

@@ -1,0 +1,4 @@
+//! Lexical index.
+pub mod dictionary;
+#[cfg(test)]
+mod scratch;

@@ -1,0 +1,69 @@
+//! Small shared text primitives: content hashes and line boundaries.
+//!
+//! Invariants:
+//! - Element hashes are XXH64 with seed 0 over UTF-8 bytes, printed as 16 lowercase hex digits
+//!   (`contract.md` §5.5). Source hashes are SHA-256 over the exact file bytes, 64 lowercase hex.
+//! - Nothing here uses `std::hash`, whose algorithm may change between releases.
+
+use sha2::{Digest, Sha256};
+
+/// XXH64 (seed 0) of `bytes` as 16 lowercase hex digits.
+pub fn xxh64_hex(bytes: &[u8]) -> String {
+    format!("{:016x}", xxhash_rust::xxh64::xxh64(bytes, 0))
+}
+
+/// The list-item self hash over its own segments (`contract.md` §5.5): no segment hashes the
+/// empty input, one segment hashes its bytes, more hash `i32le(count)` then, per segment,
+/// `i32le(len) ‖ bytes` (the .NET `BinaryWriter` layout).
+pub fn segments_hash_hex(segments: &[&str]) -> String {
+    match segments {
+        [] => xxh64_hex(b""),
+        [one] => xxh64_hex(one.as_bytes()),
+        many => xxh64_hex(&segments_bytes(many)),
+    }
+}
+
+/// The byte string hashed for two or more segments.
+pub fn segments_bytes(segments: &[&str]) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(4 + segments.iter().map(|s| s.len() + 4).sum::<usize>());
+    buf.extend_from_slice(&(segments.len() as i32).to_le_bytes());
+    for s in segments {
+        buf.extend_from_slice(&(s.len() as i32).to_le_bytes());
+        buf.extend_from_slice(s.as_bytes());
+    }
+    buf
+}
+
+/// SHA-256 of `bytes` as 64 lowercase hex digits.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest.iter() {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// Byte offset of the start of the line that contains `pos` (just after the previous `\n`).
+pub fn line_start(text: &str, pos: usize) -> usize {
+    text.as_bytes()[..pos.min(text.len())].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+}
+
+/// Byte offset of the end of the line that contains `pos`, excluding its `\n` and a `\r` before it.
+pub fn line_content_end(text: &str, pos: usize) -> usize {
+    let bytes = text.as_bytes();
+    let nl = bytes[pos.min(bytes.len())..].iter().position(|&b| b == b'\n').map(|i| pos + i);
+    match nl {
+        Some(n) if n > 0 && bytes[n - 1] == b'\r' => n - 1,
+        Some(n) => n,
+        None => bytes.len(),
+    }
+}
+
+/// 1-based line number of byte offset `pos`.
+pub fn line_number(text: &str, pos: usize) -> usize {
+    1 + text.as_bytes()[..pos.min(text.len())].iter().filter(|&&b| b == b'\n').count()
+}
+
+#[cfg(test)]
+mod tests;

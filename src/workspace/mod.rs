@@ -1,0 +1,225 @@
+//! The workspace: the only door to user files under the knowledge-base root.
+//!
+//! Every path that comes from outside (a tool argument, a CLI argument, a stored index key)
+//! becomes a [`RelPath`] here or is rejected here with `INVALID_PATH`; every read, listing and
+//! write of project files goes through [`Workspace`].
+//!
+//! Invariants:
+//!
+//! - A [`RelPath`] is non-empty, relative, `/`-separated (`\` is normalised), and every component
+//!   passes the portable-name rules of `contract.md` §12: not blank, `.` or `..`; no trailing
+//!   space or dot; no control character; none of `< > : " | ? *`; not a Windows device name
+//!   (`CON`, `PRN`, `AUX`, `NUL`, `COM1`–`COM9`, `LPT1`–`LPT9`, on the part before the first dot,
+//!   case-insensitively); not `.git` (case-insensitive). Rooted paths, drive letters and UNC
+//!   forms are refused.
+//! - Nothing is read or written in `.git` or in the internal index directory (default
+//!   [`DEFAULT_INTERNAL_DIR`]): the guard refuses such components at any depth,
+//!   case-insensitively, and listings skip them before descending.
+//! - Before any read or write, resolution walks every existing component from the canonical root
+//!   with `symlink_metadata` and refuses symbolic links, junctions and reparse points, dangling
+//!   ones included. Listings skip links and never follow them. (The walk and the following open
+//!   are two steps; a link swapped in between them is not detected.)
+//! - Absolute paths never appear in error messages: messages quote the root-relative path, and
+//!   rooted input is not echoed at all.
+//! - Source bytes are kept exactly: [`SourceDocument::source_hash`] is SHA-256 over the file
+//!   bytes including a UTF-8 BOM, and the text keeps CRLF, mixed line endings and trailing
+//!   spaces.
+//! - Writes are atomic: a temp file named [`TEMP_PREFIX`]`…` in the target's directory is
+//!   written and fsynced, the current file's hash is re-checked under an in-process lock, and
+//!   the temp file is renamed over the target. Readers see the old bytes or the new bytes.
+//!
+//! Error messages start with the contract's sentence (`contract.md` §12, e.g. `Path contains an
+//! invalid or unsafe component.`) and add one clause saying how to fix the input.
+//!
+//! Globs ([`GlobFilter`]) follow `Microsoft.Extensions.FileSystemGlobbing` as the contract uses
+//! it (§3.4): case-insensitive, on root-relative `/` paths, `*` and `?` never cross a `/`, `**`
+//! spans directories. So `*.md` matches only top-level files, `**/*.md` matches every depth (the
+//! top level included) and `docs/**` matches everything below `docs`. This is what the contract
+//! vectors imply: they write `**/*.png` and `**/*.md` for "anywhere". Patterns may use `\` as a
+//! separator; a leading `./` is ignored and a trailing `/` means "everything below".
+//!
+//! Listings ([`Workspace::scan_markdown`], [`Workspace::list_files`]) are sorted
+//! ordinal-ignore-case, then ordinal ([`compare_paths`]); they skip entries whose names the
+//! guard would refuse (so every listed path can be addressed), names that are not UTF-8, and
+//! in-flight temp files.
+
+mod glob;
+mod path;
+mod read;
+mod scan;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+pub use glob::{DEFAULT_INCLUDE, GlobFilter};
+pub use path::{PathContext, RelPath, compare_paths};
+pub use read::{MAX_MARKDOWN_BYTES, SourceDocument};
+pub use scan::{FileEntry, FileKind, ListedFile};
+pub use write::TEMP_PREFIX;
+
+use crate::error::{Error, ErrorCode, Result};
+use path::{MSG_OUTSIDE, MSG_REPARSE};
+
+/// The default name of the internal index directory under the project root.
+pub const DEFAULT_INTERNAL_DIR: &str = ".local-vector-search-mcp";
+
+/// A knowledge-base root and the guarded operations on the files below it.
+///
+/// Share one value (e.g. in an `Arc`) between all writers of a root: its write lock is what makes
+/// the hash check and the rename of [`Workspace::write_atomic`] one step among them.
+#[derive(Debug)]
+pub struct Workspace {
+    /// Canonical absolute root; never shown to users except through [`Workspace::root`].
+    root: PathBuf,
+    /// Name of the internal index directory, refused as a component at any depth.
+    internal: String,
+    /// Serialises the final hash check and rename of writes in this process.
+    write_lock: Mutex<()>,
+}
+
+/// The outcome of walking a path from the root.
+struct Resolved {
+    /// The absolute path (root joined with the components).
+    abs: PathBuf,
+    /// `symlink_metadata` of the target when it exists.
+    meta: Option<fs::Metadata>,
+}
+
+impl Workspace {
+    /// Opens the workspace at `root`, canonicalised once here.
+    ///
+    /// `internal_dir_name` is the name of the internal index directory (usually
+    /// [`DEFAULT_INTERNAL_DIR`]); it must be a single portable component.
+    pub fn new(root: PathBuf, internal_dir_name: &str) -> Result<Workspace> {
+        if internal_dir_name.contains(['/', '\\'])
+            || path::component_problem(internal_dir_name).is_some()
+        {
+            return Err(Error::invalid_argument(format!(
+                "The internal index directory name '{}' is not a single portable file name; use e.g. '{DEFAULT_INTERNAL_DIR}'.",
+                path::quoted(internal_dir_name)
+            )));
+        }
+        let root = fs::canonicalize(&root).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::not_found(
+                "The knowledge-base root does not exist; create it or point --root / knowledgeBase.root at an existing directory.",
+            ),
+            _ => Error::io("the knowledge-base root", &e),
+        })?;
+        if !root.is_dir() {
+            return Err(Error::invalid_argument(
+                "The knowledge-base root is not a directory; point --root / knowledgeBase.root at a directory.",
+            ));
+        }
+        Ok(Workspace {
+            root,
+            internal: internal_dir_name.to_owned(),
+            write_lock: Mutex::new(()),
+        })
+    }
+
+    /// The canonical absolute root (for status output; keep it out of error messages).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The name of the internal index directory this workspace refuses.
+    pub fn internal_dir_name(&self) -> &str {
+        &self.internal
+    }
+
+    /// The path guard: validates user input for `ctx` and refuses links on the way.
+    ///
+    /// Rejections are `INVALID_PATH` whose message starts with the contract's sentence:
+    /// `A non-empty root-relative path is required.` (empty, rooted, drive letter, UNC),
+    /// `Path contains an invalid or unsafe component.` (component rules, `.git`, the internal
+    /// directory), `Markdown write operations require a .md path.` (Markdown contexts),
+    /// `Image operations cannot access Git metadata.` / `… internal index files.` (image context),
+    /// `Paths through symbolic links, junctions, or reparse points are not allowed.` (any existing
+    /// component is a link, dangling or not). The target itself need not exist.
+    pub fn rel_path(&self, input: &str, ctx: PathContext) -> Result<RelPath> {
+        let path = path::parse(input, ctx, Some(&self.internal))?;
+        self.resolve(&path)?;
+        Ok(path)
+    }
+
+    /// Checks `path` against this workspace (internal directory, links, containment) and returns
+    /// its absolute form with the target's metadata. Run before every read or write.
+    fn resolve(&self, path: &RelPath) -> Result<Resolved> {
+        // A `RelPath::new` value has not met this workspace's internal directory yet.
+        if let Some(err) =
+            path::reserved_component(path.as_str(), PathContext::Any, Some(&self.internal))
+        {
+            return Err(err);
+        }
+        let mut abs = self.root.clone();
+        abs.extend(path.components());
+        if !abs.starts_with(&self.root) || abs == self.root {
+            return Err(Error::invalid_path(format!(
+                "{MSG_OUTSIDE} Give a path below the knowledge-base root."
+            )));
+        }
+        let mut walked = self.root.clone();
+        let mut shown = String::new();
+        let count = path.components().count();
+        for (i, component) in path.components().enumerate() {
+            walked.push(component);
+            if !shown.is_empty() {
+                shown.push('/');
+            }
+            shown.push_str(component);
+            match fs::symlink_metadata(&walked) {
+                Ok(meta) if is_link(&meta) => {
+                    return Err(Error::invalid_path(format!(
+                        "{MSG_REPARSE} '{shown}' is a link; address the real file inside the knowledge-base root."
+                    )));
+                }
+                Ok(meta) if i + 1 == count => {
+                    return Ok(Resolved {
+                        abs,
+                        meta: Some(meta),
+                    });
+                }
+                // A file in the middle: the rest cannot exist.
+                Ok(meta) if !meta.is_dir() => break,
+                Ok(_) => {}
+                Err(e) if is_missing(&e) => break,
+                Err(e) => return Err(Error::io(&format!("'{shown}'"), &e)),
+            }
+        }
+        Ok(Resolved { abs, meta: None })
+    }
+}
+
+/// Whether `meta` (from `symlink_metadata`) is a symbolic link, junction or reparse point.
+fn is_link(meta: &fs::Metadata) -> bool {
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::MetadataExt;
+        const FILE_ATTRIBUTE_REPARSE_POINT: u32 = 0x400;
+        if meta.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            return true;
+        }
+    }
+    meta.file_type().is_symlink()
+}
+
+/// Whether an I/O error means "nothing there" (missing, or a file where a directory should be).
+fn is_missing(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
+/// The error for a directory at `path` where a file is needed.
+fn is_a_directory(path: &RelPath) -> Error {
+    Error::new(
+        ErrorCode::UnsupportedFormat,
+        format!("'{path}' is a directory, not a file; give the path of a file."),
+    )
+}

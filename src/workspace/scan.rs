@@ -1,0 +1,212 @@
+//! Walking the root: the Markdown source set (`contract.md` §3.4, §6.1) and `kb_list_files`
+//! (§7.8).
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use super::glob::GlobFilter;
+use super::path::{RelPath, compare_paths, component_problem, eq_ignore_case, has_md_extension};
+use super::write::TEMP_PREFIX;
+use super::{Workspace, is_link};
+use crate::error::{Error, ErrorCode, Result};
+
+/// A Markdown file found by [`Workspace::scan_markdown`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileEntry {
+    /// Where the file is.
+    pub path: RelPath,
+    /// Size in bytes.
+    pub len: u64,
+    /// Last modification time.
+    pub modified: SystemTime,
+}
+
+/// What `kb_list_files` calls a file (`contract.md` §7.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    /// The extension is `.md` (case-insensitive).
+    Markdown,
+    /// Anything else.
+    Asset,
+}
+
+impl FileKind {
+    /// The wire spelling: `markdown` or `asset`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileKind::Markdown => "markdown",
+            FileKind::Asset => "asset",
+        }
+    }
+}
+
+/// A file found by [`Workspace::list_files`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedFile {
+    /// Where the file is.
+    pub path: RelPath,
+    /// Markdown or asset.
+    pub kind: FileKind,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification time (`lastWriteTimeUtc` on the wire).
+    pub last_write_time: SystemTime,
+}
+
+impl Workspace {
+    /// The Markdown source set: every `.md` file (case-insensitive extension) below the root that
+    /// `filter` matches, sorted with [`compare_paths`].
+    ///
+    /// Skips `.git` (any case, before descending), the internal index directory, links (never
+    /// followed), in-flight temp files, and names the path guard would refuse. A directory that
+    /// cannot be enumerated is `PERMISSION_DENIED`; there are no partial results.
+    pub fn scan_markdown(&self, filter: &GlobFilter) -> Result<Vec<FileEntry>> {
+        let mut out = Vec::new();
+        self.walk(&|_| true, &mut |path, meta| {
+            if has_md_extension(path.file_name()) && filter.matches(&path) {
+                out.push(FileEntry {
+                    path,
+                    len: meta.len(),
+                    modified: modified(meta),
+                });
+            }
+        })?;
+        out.sort_by(|a, b| compare_paths(a.path.as_str(), b.path.as_str()));
+        Ok(out)
+    }
+
+    /// `kb_list_files`: every file below the root, Markdown or not (the Markdown include/exclude
+    /// configuration does not apply), sorted with [`compare_paths`].
+    ///
+    /// `prefix` keeps files equal to it or below it, compared case-insensitively on whole
+    /// segments (`chapters` keeps `Chapters/a.md`, not `chapters2/a.md`). `glob` keeps files it
+    /// matches (`None` keeps all, like `**/*`). Other dot files (`.editorconfig`, `.github/…`)
+    /// are kept; skips and errors are as in [`Workspace::scan_markdown`].
+    pub fn list_files(
+        &self,
+        prefix: Option<&RelPath>,
+        glob: Option<&GlobFilter>,
+    ) -> Result<Vec<ListedFile>> {
+        let prefix: Option<Vec<&str>> = prefix.map(|p| p.components().collect());
+        let within = |path: &str| prefix.as_ref().is_none_or(|p| segments_start_with(path, p));
+        // Descend into directories inside the prefix and into the prefix's ancestors only.
+        let descend = |dir: &str| {
+            prefix.as_ref().is_none_or(|p| {
+                segments_start_with(dir, p) || {
+                    let d: Vec<&str> = dir.split('/').collect();
+                    d.len() < p.len() && segments_start_with(&p.join("/"), &d)
+                }
+            })
+        };
+        let mut out = Vec::new();
+        self.walk(&descend, &mut |path, meta| {
+            if within(path.as_str()) && glob.is_none_or(|g| g.matches(&path)) {
+                let kind = if path.is_markdown() {
+                    FileKind::Markdown
+                } else {
+                    FileKind::Asset
+                };
+                out.push(ListedFile {
+                    path,
+                    kind,
+                    size: meta.len(),
+                    last_write_time: modified(meta),
+                });
+            }
+        })?;
+        out.sort_by(|a, b| compare_paths(a.path.as_str(), b.path.as_str()));
+        Ok(out)
+    }
+
+    /// Iterative walk of the root: calls `visit` for every regular file and descends into the
+    /// directories `descend` accepts (given their root-relative path).
+    fn walk(
+        &self,
+        descend: &dyn Fn(&str) -> bool,
+        visit: &mut dyn FnMut(RelPath, &fs::Metadata),
+    ) -> Result<()> {
+        let mut stack: Vec<(String, PathBuf)> = vec![(String::new(), self.root.clone())];
+        while let Some((dir_rel, dir_abs)) = stack.pop() {
+            let entries = match fs::read_dir(&dir_abs) {
+                Ok(entries) => entries,
+                // Removed while we walked: nothing to list.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir_rel.is_empty() => {
+                    continue;
+                }
+                Err(e) => return Err(enumeration_error(&dir_rel, &e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| enumeration_error(&dir_rel, &e))?;
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue; // Not UTF-8: cannot be a `RelPath`.
+                };
+                if self.skip_name(&name) {
+                    continue;
+                }
+                let meta = match entry.metadata() {
+                    Ok(meta) => meta,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(enumeration_error(&dir_rel, &e)),
+                };
+                if is_link(&meta) {
+                    continue;
+                }
+                let rel = if dir_rel.is_empty() {
+                    name
+                } else {
+                    format!("{dir_rel}/{name}")
+                };
+                if meta.is_dir() {
+                    if descend(&rel) {
+                        stack.push((rel, entry.path()));
+                    }
+                } else if meta.is_file() {
+                    visit(RelPath::from_validated(rel), &meta);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a directory entry is never listed: `.git`, the internal directory, temp files,
+    /// and names the path guard refuses.
+    fn skip_name(&self, name: &str) -> bool {
+        name.eq_ignore_ascii_case(".git")
+            || name.eq_ignore_ascii_case(&self.internal)
+            || name.starts_with(TEMP_PREFIX)
+            || component_problem(name).is_some()
+    }
+}
+
+/// Whether `path`'s first segments equal `prefix`, case-insensitively.
+fn segments_start_with(path: &str, prefix: &[&str]) -> bool {
+    let mut segments = path.split('/');
+    prefix
+        .iter()
+        .all(|p| segments.next().is_some_and(|s| eq_ignore_case(s, p)))
+}
+
+fn modified(meta: &fs::Metadata) -> SystemTime {
+    meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+fn enumeration_error(dir: &str, err: &std::io::Error) -> Error {
+    if dir.is_empty() && err.kind() == std::io::ErrorKind::NotFound {
+        return Error::not_found(
+            "The knowledge-base root no longer exists; recreate it or restart with an existing --root.",
+        );
+    }
+    let what = if dir.is_empty() {
+        "the knowledge-base root".to_owned()
+    } else {
+        format!("directory '{dir}'")
+    };
+    Error::new(
+        ErrorCode::PermissionDenied,
+        format!(
+            "Could not list {what} ({}); check its permissions or exclude it.",
+            err.kind()
+        ),
+    )
+}

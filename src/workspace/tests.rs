@@ -1,0 +1,770 @@
+//! Unit tests of the workspace: the path guard against the contract vectors, real links in temp
+//! directories, exact source loading, globs, listings and atomic writes.
+
+use std::fs;
+use std::path::Path;
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use super::*;
+use crate::error::ErrorCode;
+
+const PATHS_JSON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/spec/vectors/paths.json");
+
+fn vectors() -> Value {
+    let text = fs::read_to_string(PATHS_JSON).expect("paths.json is readable");
+    serde_json::from_str(&text).expect("paths.json is JSON")
+}
+
+/// A fresh root with the default internal directory name.
+fn fixture() -> (tempfile::TempDir, Workspace) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ws = Workspace::new(dir.path().to_path_buf(), DEFAULT_INTERNAL_DIR).expect("workspace");
+    (dir, ws)
+}
+
+/// Writes `bytes` at `rel` below `root`, creating parents.
+fn put(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).expect("parent dirs");
+    }
+    fs::write(path, bytes).expect("write fixture");
+}
+
+fn context(name: &str) -> PathContext {
+    match name {
+        "any" => PathContext::Any,
+        "markdown" => PathContext::Markdown,
+        "image" => PathContext::Image,
+        other => panic!("unknown context {other}"),
+    }
+}
+
+#[track_caller]
+fn assert_err<T: std::fmt::Debug>(result: Result<T>, code: ErrorCode, prefix: &str) -> Error {
+    let err = result.expect_err("expected an error");
+    assert_eq!(err.code, code, "code of {:?}", err.message);
+    assert!(err.message.starts_with(prefix), "message {:?} should start with {prefix:?}", err.message);
+    err
+}
+
+fn rel(ws: &Workspace, input: &str) -> RelPath {
+    ws.rel_path(input, PathContext::Any).expect("valid path")
+}
+
+fn names(paths: impl IntoIterator<Item = RelPath>) -> Vec<String> {
+    paths.into_iter().map(|p| p.as_str().to_owned()).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Path guard
+
+#[test]
+fn contract_vectors_accepted_paths_are_accepted_and_normalised() {
+    let (_dir, ws) = fixture();
+    let v = vectors();
+    let cases = v["accepted"].as_array().expect("accepted[]");
+    assert!(cases.len() >= 15);
+    for case in cases {
+        let input = case["path"].as_str().expect("path");
+        let ctx = context(case["context"].as_str().expect("context"));
+        let path = ws.rel_path(input, ctx).unwrap_or_else(|e| panic!("{input:?} refused: {}", e.message));
+        let expected = case["normalized"].as_str().unwrap_or(input);
+        assert_eq!(path.as_str(), expected, "{input:?}");
+    }
+}
+
+#[test]
+fn contract_vectors_rejected_paths_have_code_and_message() {
+    let (_dir, ws) = fixture();
+    let v = vectors();
+    let cases = v["rejected"].as_array().expect("rejected[]");
+    assert!(cases.len() >= 35);
+    for case in cases {
+        let input = case["path"].as_str().expect("path");
+        let ctx = context(case["context"].as_str().expect("context"));
+        let err = ws.rel_path(input, ctx).expect_err(input);
+        // Cases without a code are the image-domain refusals; product.md §7 makes them INVALID_PATH.
+        assert_eq!(err.code.as_str(), case["code"].as_str().unwrap_or("INVALID_PATH"), "{input:?}");
+        if let Some(message) = case["message"].as_str() {
+            assert!(err.message.starts_with(message), "{input:?}: {:?} should start with {message:?}", err.message);
+            assert!(err.message.len() > message.len(), "{input:?}: no fix-it clause in {:?}", err.message);
+        }
+    }
+}
+
+#[test]
+fn contract_messages_are_the_guard_sentences() {
+    let v = vectors();
+    let m = &v["messages"];
+    assert_eq!(m["relative"], path::MSG_RELATIVE);
+    assert_eq!(m["component"], path::MSG_COMPONENT);
+    assert_eq!(m["outsideRoot"], path::MSG_OUTSIDE);
+    assert_eq!(m["reparsePoint"], path::MSG_REPARSE);
+    assert_eq!(m["markdownOnly"], path::MSG_MARKDOWN_ONLY);
+    assert_eq!(m["imageGit"], path::MSG_IMAGE_GIT);
+    assert_eq!(m["imageIndex"], path::MSG_IMAGE_INDEX);
+}
+
+#[test]
+fn drive_letters_and_unc_need_a_relative_path_but_colons_are_components() {
+    let (_dir, ws) = fixture();
+    for input in ["C:", "c:/kb/a.md", "C:\\x", "\\\\server\\share\\a.md", "//server/share/a.md", "/"] {
+        assert_err(ws.rel_path(input, PathContext::Any), ErrorCode::InvalidPath, path::MSG_RELATIVE);
+    }
+    for input in ["a:b.md", "C:x.md", "docs/C:"] {
+        assert_err(ws.rel_path(input, PathContext::Any), ErrorCode::InvalidPath, path::MSG_COMPONENT);
+    }
+}
+
+#[test]
+fn trailing_slash_device_names_with_spaces_and_long_paths_are_refused() {
+    let (_dir, ws) = fixture();
+    for input in ["docs/", "docs/ ", "CON .md", "nul", "LPT9.tar.gz", "a/COM3/b.md"] {
+        assert_err(ws.rel_path(input, PathContext::Any), ErrorCode::InvalidPath, path::MSG_COMPONENT);
+    }
+    let long = "a/".repeat(3000) + "b.md";
+    let err = assert_err(ws.rel_path(&long, PathContext::Any), ErrorCode::InvalidPath, path::MSG_COMPONENT);
+    assert!(err.message.len() < 200, "the input is not echoed: {}", err.message.len());
+}
+
+#[test]
+fn absolute_paths_never_appear_in_messages() {
+    let (dir, ws) = fixture();
+    let root = dir.path().to_string_lossy().into_owned();
+    let inputs = [format!("{root}/a.md"), format!("{root}\\a.md"), root.clone()];
+    for input in &inputs {
+        let err = ws.rel_path(input, PathContext::Markdown).expect_err("rooted");
+        assert!(!err.message.contains(&root), "{}", err.message);
+    }
+    let missing = ws.read_markdown(&rel(&ws, "docs/missing.md")).expect_err("missing");
+    assert!(!missing.message.contains(&root), "{}", missing.message);
+}
+
+#[test]
+fn git_and_internal_directories_are_refused_at_any_depth_in_any_case() {
+    let (_dir, ws) = fixture();
+    for input in [".git", ".GIT/config", "docs/.Git/HEAD", ".local-vector-search-mcp", "a/.Local-Vector-Search-MCP/meta.redb"]
+    {
+        assert_err(ws.rel_path(input, PathContext::Any), ErrorCode::InvalidPath, path::MSG_COMPONENT);
+    }
+    assert_err(ws.rel_path(".GIT/x.png", PathContext::Image), ErrorCode::InvalidPath, path::MSG_IMAGE_GIT);
+    // Lookalikes are ordinary names.
+    for input in [".github/workflows/ci.yml", ".gitignore", "git/a.md", ".local-vector-search-mcp2/a.md"] {
+        rel(&ws, input);
+    }
+}
+
+#[test]
+fn a_custom_internal_directory_is_refused_and_skipped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ws = Workspace::new(dir.path().to_path_buf(), "_index").expect("workspace");
+    assert_eq!(ws.internal_dir_name(), "_index");
+    assert_err(ws.rel_path("_INDEX/x.png", PathContext::Image), ErrorCode::InvalidPath, path::MSG_IMAGE_INDEX);
+    rel(&ws, ".local-vector-search-mcp/a.md");
+    put(dir.path(), "_index/a.md", b"x");
+    put(dir.path(), "b.md", b"x");
+    let found = ws.scan_markdown(&GlobFilter::new(&[], &[]).expect("default")).expect("scan");
+    assert_eq!(names(found.into_iter().map(|e| e.path)), ["b.md"]);
+    // A `RelPath` built without the workspace still cannot reach the internal directory.
+    let sneaky = RelPath::new("_index/a.md").expect("lexically fine");
+    assert_err(ws.read_markdown(&sneaky), ErrorCode::InvalidPath, path::MSG_COMPONENT);
+    assert_err(ws.write_atomic(&sneaky, b"y", None, false), ErrorCode::InvalidPath, path::MSG_COMPONENT);
+    assert_eq!(fs::read(dir.path().join("_index/a.md")).expect("unchanged"), b"x");
+}
+
+#[test]
+fn bad_workspace_roots_and_internal_names_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    assert_err(Workspace::new(dir.path().join("nope"), DEFAULT_INTERNAL_DIR), ErrorCode::NotFound, "The knowledge-base root");
+    put(dir.path(), "file", b"");
+    assert_err(Workspace::new(dir.path().join("file"), DEFAULT_INTERNAL_DIR), ErrorCode::InvalidArgument, "The knowledge-base root");
+    for name in ["", "a/b", "..", "x:"] {
+        assert_err(Workspace::new(dir.path().to_path_buf(), name), ErrorCode::InvalidArgument, "The internal index directory");
+    }
+}
+
+#[test]
+fn markdown_contexts_require_md_case_insensitively() {
+    let (_dir, ws) = fixture();
+    for ctx in [PathContext::Markdown, PathContext::MarkdownWrite] {
+        assert!(ws.rel_path("Docs/READ.MD", ctx).is_ok());
+        let err = assert_err(ws.rel_path("notes.txt", ctx), ErrorCode::InvalidPath, path::MSG_MARKDOWN_ONLY);
+        assert!(err.message.contains("notes.txt"));
+        assert_err(ws.rel_path("a.md.bak", ctx), ErrorCode::InvalidPath, path::MSG_MARKDOWN_ONLY);
+    }
+    assert!(ws.rel_path("notes.txt", PathContext::Any).is_ok());
+}
+
+#[test]
+fn rel_path_accessors() {
+    let p = RelPath::new("docs\\guide\\Intro.MD").expect("valid");
+    assert_eq!(p.as_str(), "docs/guide/Intro.MD");
+    assert_eq!(p.to_string(), "docs/guide/Intro.MD");
+    assert_eq!(p.file_name(), "Intro.MD");
+    assert!(p.is_markdown());
+    assert_eq!(p.components().collect::<Vec<_>>(), ["docs", "guide", "Intro.MD"]);
+    let parent = p.parent().expect("parent");
+    assert_eq!(parent.as_str(), "docs/guide");
+    assert_eq!(parent.parent().and_then(|p| p.parent()), None);
+    assert!(!parent.is_markdown());
+    assert_eq!(parent.join("x/y.png").expect("join").as_str(), "docs/guide/x/y.png");
+    assert_err(parent.join("../y.png"), ErrorCode::InvalidPath, path::MSG_COMPONENT);
+    assert!(RelPath::new("a.md").expect("a") < RelPath::new("b.md").expect("b"));
+}
+
+#[test]
+fn listing_order_is_ignore_case_then_ordinal() {
+    let mut v = vec!["b.md", "a.md", "A.md", "C/x.md", "_.md", "ä.md", "Ä.md"];
+    v.sort_by(|a, b| compare_paths(a, b));
+    assert_eq!(v, ["A.md", "a.md", "b.md", "C/x.md", "_.md", "Ä.md", "ä.md"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Links (real symlinks in a temp dir)
+
+#[cfg(unix)]
+mod links {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    #[test]
+    fn links_inside_outside_and_dangling_are_all_refused() {
+        let (dir, ws) = fixture();
+        let outside = tempfile::tempdir().expect("outside dir");
+        put(outside.path(), "secret.md", b"secret");
+        put(dir.path(), "real.md", b"# Real\n");
+        symlink(dir.path().join("real.md"), dir.path().join("inside.md")).expect("link");
+        symlink(outside.path(), dir.path().join("out")).expect("link");
+        symlink(dir.path().join("gone.md"), dir.path().join("dangling.md")).expect("link");
+        fs::create_dir(dir.path().join("docs")).expect("dir");
+        symlink(dir.path().join("docs"), dir.path().join("docs-link")).expect("link");
+        for input in ["inside.md", "out/secret.md", "out", "out/new.md", "dangling.md", "docs-link/a.md"] {
+            let err = assert_err(ws.rel_path(input, PathContext::Any), ErrorCode::InvalidPath, path::MSG_REPARSE);
+            assert!(!err.message.contains(&*outside.path().to_string_lossy()), "{}", err.message);
+            assert!(!err.message.contains(&*dir.path().to_string_lossy()), "{}", err.message);
+            let sneaky = RelPath::new(input).expect("lexically fine");
+            assert_err(ws.read_markdown(&sneaky), ErrorCode::InvalidPath, "");
+            assert_err(ws.stat(&sneaky), ErrorCode::InvalidPath, path::MSG_REPARSE);
+            assert_err(ws.write_atomic(&sneaky, b"x", None, true), ErrorCode::InvalidPath, "");
+        }
+        assert_eq!(fs::read(outside.path().join("secret.md")).expect("secret"), b"secret");
+        assert!(!outside.path().join("new.md").exists());
+        assert!(!dir.path().join("gone.md").exists(), "a dangling link is not written through");
+    }
+
+    #[test]
+    fn a_link_swapped_in_after_validation_is_refused_at_io_time() {
+        let (dir, ws) = fixture();
+        let outside = tempfile::tempdir().expect("outside dir");
+        put(outside.path(), "a.md", b"outside");
+        put(dir.path(), "docs/a.md", b"inside");
+        let path = ws.rel_path("docs/a.md", PathContext::Markdown).expect("valid now");
+        fs::remove_dir_all(dir.path().join("docs")).expect("rm");
+        symlink(outside.path(), dir.path().join("docs")).expect("link");
+        assert_err(ws.read_markdown(&path), ErrorCode::InvalidPath, path::MSG_REPARSE);
+        assert_err(ws.write_atomic(&path, b"new", None, false), ErrorCode::InvalidPath, path::MSG_REPARSE);
+        assert_eq!(fs::read(outside.path().join("a.md")).expect("outside"), b"outside");
+    }
+
+    #[test]
+    fn listings_skip_links_without_following_them() {
+        let (dir, ws) = fixture();
+        let outside = tempfile::tempdir().expect("outside dir");
+        put(outside.path(), "x.md", b"x");
+        put(dir.path(), "a.md", b"a");
+        symlink(outside.path(), dir.path().join("linked")).expect("link");
+        symlink(dir.path().join("a.md"), dir.path().join("alias.md")).expect("link");
+        symlink(dir.path(), dir.path().join("loop")).expect("link");
+        let filter = GlobFilter::new(&[], &[]).expect("default");
+        assert_eq!(names(ws.scan_markdown(&filter).expect("scan").into_iter().map(|e| e.path)), ["a.md"]);
+        assert_eq!(names(ws.list_files(None, None).expect("list").into_iter().map(|f| f.path)), ["a.md"]);
+    }
+
+    #[test]
+    fn a_linked_root_is_canonicalised_once() {
+        let real = tempfile::tempdir().expect("real");
+        let holder = tempfile::tempdir().expect("holder");
+        put(real.path(), "a.md", b"# A\n");
+        let link = holder.path().join("kb");
+        symlink(real.path(), &link).expect("link");
+        let ws = Workspace::new(link, DEFAULT_INTERNAL_DIR).expect("workspace");
+        assert_eq!(ws.root(), fs::canonicalize(real.path()).expect("canonical"));
+        assert_eq!(ws.read_markdown(&rel(&ws, "a.md")).expect("read").text, "# A\n");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Source loading
+
+#[test]
+fn source_hash_matches_the_contract_example() {
+    let (dir, ws) = fixture();
+    put(dir.path(), "a.md", b"# Title\n\nBody.\n");
+    let doc = ws.read_markdown(&rel(&ws, "a.md")).expect("read");
+    assert_eq!(doc.source_hash, "22e4e5179a8a13b1b016a3bc9ab6e1c6e1c2eb9fc0215785ba75323fb5b4addc");
+    assert_eq!(doc.text, "# Title\n\nBody.\n");
+    assert!(!doc.has_bom);
+    assert_eq!(doc.len, 15);
+    assert_eq!(doc.path.as_str(), "a.md");
+}
+
+#[test]
+fn bom_is_recorded_stripped_from_text_and_hashed() {
+    let (dir, ws) = fixture();
+    let bytes = b"\xEF\xBB\xBF# Title\n\nBody.\n";
+    put(dir.path(), "bom.md", bytes);
+    let doc = ws.read_markdown(&rel(&ws, "bom.md")).expect("read");
+    assert!(doc.has_bom);
+    assert_eq!(doc.text, "# Title\n\nBody.\n");
+    assert_eq!(doc.source_hash, crate::text::sha256_hex(bytes));
+    assert_ne!(doc.source_hash, "22e4e5179a8a13b1b016a3bc9ab6e1c6e1c2eb9fc0215785ba75323fb5b4addc");
+    assert_eq!(doc.len, 18);
+}
+
+#[test]
+fn line_endings_and_whitespace_are_kept_exactly() {
+    let (dir, ws) = fixture();
+    let text = "# 見出し\r\n\r\nline one  \nline two\r\n\ttab\rold-mac\n";
+    put(dir.path(), "docs/mixed.MD", text.as_bytes());
+    let doc = ws.read_markdown(&rel(&ws, "docs/mixed.MD")).expect("read");
+    assert_eq!(doc.text, text);
+    assert_eq!(doc.source_hash, crate::text::sha256_hex(text.as_bytes()));
+}
+
+#[test]
+fn missing_documents_are_not_found_with_the_contract_message() {
+    let (dir, ws) = fixture();
+    let err = assert_err(ws.read_markdown(&rel(&ws, "docs/none.md")), ErrorCode::NotFound, "");
+    assert_eq!(err.message, "Document 'docs/none.md' was not found.");
+    put(dir.path(), "file.md", b"x");
+    // A file where a directory is expected means the document cannot exist.
+    assert_err(ws.read_markdown(&rel(&ws, "file.md/a.md")), ErrorCode::NotFound, "Document 'file.md/a.md'");
+    assert_err(ws.stat(&rel(&ws, "docs/none.md")), ErrorCode::NotFound, "Document 'docs/none.md'");
+}
+
+#[test]
+fn binary_and_non_utf8_sources_are_unsupported_with_an_offset() {
+    let (dir, ws) = fixture();
+    put(dir.path(), "latin1.md", b"# Caf\xE9\n");
+    let err = assert_err(ws.read_markdown(&rel(&ws, "latin1.md")), ErrorCode::UnsupportedFormat, "'latin1.md' is not UTF-8 text");
+    assert!(err.message.contains("offset 5"), "{}", err.message);
+    put(dir.path(), "bom-latin1.md", b"\xEF\xBB\xBF\xFF");
+    let err = assert_err(ws.read_markdown(&rel(&ws, "bom-latin1.md")), ErrorCode::UnsupportedFormat, "");
+    assert!(err.message.contains("offset 3"), "offsets count file bytes: {}", err.message);
+    put(dir.path(), "nul.md", b"ab\0cd");
+    let err = assert_err(ws.read_markdown(&rel(&ws, "nul.md")), ErrorCode::UnsupportedFormat, "'nul.md' contains a NUL byte");
+    assert!(err.message.contains("offset 2"), "{}", err.message);
+}
+
+#[test]
+fn oversized_sources_are_unsupported_and_name_the_limit() {
+    let (dir, ws) = fixture();
+    let file = fs::File::create(dir.path().join("big.md")).expect("create");
+    file.set_len(MAX_MARKDOWN_BYTES + 1).expect("sparse file");
+    let err = assert_err(ws.read_markdown(&rel(&ws, "big.md")), ErrorCode::UnsupportedFormat, "'big.md' is 33554433 bytes");
+    assert!(err.message.contains("33554432") && err.message.contains("exclude glob"), "{}", err.message);
+    assert_eq!(ws.stat(&rel(&ws, "big.md")).expect("stat").0, MAX_MARKDOWN_BYTES + 1);
+}
+
+#[test]
+fn directories_and_non_markdown_paths_are_not_read_as_markdown() {
+    let (dir, ws) = fixture();
+    fs::create_dir(dir.path().join("dir.md")).expect("dir");
+    assert_err(ws.read_markdown(&rel(&ws, "dir.md")), ErrorCode::UnsupportedFormat, "'dir.md' is a directory");
+    assert_err(ws.stat(&rel(&ws, "dir.md")), ErrorCode::UnsupportedFormat, "'dir.md' is a directory");
+    put(dir.path(), "notes.txt", b"x");
+    assert_err(ws.read_markdown(&rel(&ws, "notes.txt")), ErrorCode::InvalidPath, path::MSG_MARKDOWN_ONLY);
+}
+
+#[test]
+fn stat_reports_size_and_modification_time() {
+    let (dir, ws) = fixture();
+    put(dir.path(), "a.md", b"12345");
+    let (len, modified) = ws.stat(&rel(&ws, "a.md")).expect("stat");
+    assert_eq!(len, 5);
+    assert_eq!(modified, fs::metadata(dir.path().join("a.md")).and_then(|m| m.modified()).expect("mtime"));
+    let doc = ws.read_markdown(&rel(&ws, "a.md")).expect("read");
+    assert_eq!((doc.len, doc.modified), (len, modified));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Globs
+
+fn filter(includes: &[&str], excludes: &[&str]) -> GlobFilter {
+    let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    GlobFilter::new(&own(includes), &own(excludes)).expect("valid globs")
+}
+
+#[test]
+fn contract_glob_vectors() {
+    let v = vectors();
+    let globs = &v["globs"];
+    for g in globs["valid"].as_array().expect("valid[]") {
+        let g = g.as_str().expect("glob").to_owned();
+        assert!(GlobFilter::new(std::slice::from_ref(&g), &[]).is_ok(), "{g:?}");
+        assert!(GlobFilter::new(&[], std::slice::from_ref(&g)).is_ok(), "{g:?}");
+    }
+    let search = globs["messages"]["kb_search"].as_str().expect("kb_search message");
+    let list = globs["messages"]["kb_list_files"].as_str().expect("kb_list_files message");
+    assert_eq!(list, "includeGlob is invalid.");
+    for case in globs["invalid"].as_array().expect("invalid[]") {
+        let g = case["glob"].as_str().expect("glob").to_owned();
+        assert_err(GlobFilter::new(std::slice::from_ref(&g), &[]), ErrorCode::InvalidArgument, search);
+        assert_err(GlobFilter::new(&[], std::slice::from_ref(&g)), ErrorCode::InvalidArgument, search);
+        let named = GlobFilter::with_names(std::slice::from_ref(&g), &[], "includeGlob", "excludeGlob");
+        assert_err(named, ErrorCode::InvalidArgument, list);
+        let named = GlobFilter::with_names(&[], std::slice::from_ref(&g), "includeGlobs", "excludeGlobs");
+        assert_err(named, ErrorCode::InvalidArgument, "excludeGlobs is invalid.");
+    }
+    assert_eq!(globs["code"], "INVALID_ARGUMENT");
+}
+
+#[test]
+fn malformed_glob_syntax_is_invalid_argument() {
+    for g in ["docs/[a", "{a,b"] {
+        assert_err(GlobFilter::new(&[g.to_owned()], &[]), ErrorCode::InvalidArgument, "One or more glob patterns are invalid.");
+    }
+}
+
+#[test]
+fn star_stays_in_one_segment_and_double_star_spans_them() {
+    let top = filter(&["*.md"], &[]);
+    assert!(top.matches("a.md"));
+    assert!(!top.matches("docs/a.md"), "*.md is top-level only");
+    let any = filter(&["**/*.md"], &[]);
+    assert!(any.matches("a.md") && any.matches("docs/deep/a.md"));
+    let docs = filter(&["docs/**"], &[]);
+    assert!(docs.matches("docs/a.md") && docs.matches("docs/x/y.png"));
+    assert!(!docs.matches("docs2/a.md") && !docs.matches("a.md"));
+    let one = filter(&["docs/?.md"], &[]);
+    assert!(one.matches("docs/a.md") && !one.matches("docs/ab.md"));
+}
+
+#[test]
+fn globs_are_case_insensitive_and_excludes_win() {
+    let f = filter(&["Chapters/**"], &["**/DRAFT*"]);
+    assert!(f.matches("chapters/one.md"));
+    assert!(f.matches(&RelPath::new("CHAPTERS/Two.MD").expect("path")));
+    assert!(!f.matches("chapters/draft-3.md"));
+    assert!(!f.matches("other/one.md"));
+    let png = filter(&["**/*.png"], &[]);
+    assert!(png.matches("images/A.PNG") && !png.matches("a.md"));
+}
+
+#[test]
+fn default_include_is_every_markdown_file() {
+    let f = filter(&[], &["drafts/**"]);
+    assert!(f.matches("a.md") && f.matches("x/y/Z.MD"));
+    assert!(!f.matches("a.txt"));
+    assert!(!f.matches("drafts/a.md"));
+}
+
+#[test]
+fn backslashes_leading_dot_slash_and_trailing_slash_are_normalised() {
+    let f = filter(&["docs\\**"], &["./docs/old/"]);
+    assert!(f.matches("docs/a.md") && f.matches("docs\\b.md"));
+    assert!(!f.matches("docs/old/x.md"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scan and list
+
+/// A tree with everything a scan must skip or keep.
+fn tree() -> (tempfile::TempDir, Workspace) {
+    let (dir, ws) = fixture();
+    let r = dir.path();
+    for p in [
+        "b.md",
+        "A.md",
+        "a.md",
+        "C/x.md",
+        "docs/Guide.MD",
+        "docs/deep/note.md",
+        "docs/image.png",
+        "drafts/wip.md",
+        ".github/workflows/ci.yml",
+        ".editorconfig",
+        ".hidden/h.md",
+        ".git/HEAD",
+        ".git/notes.md",
+        "sub/.GIT/x.md",
+        ".git.md",
+        ".local-vector-search-mcp/meta.redb",
+        ".local-vector-search-mcp/x.md",
+        "docs/.lvs-tmp-0123456789abcdef",
+        "docs/.lvs-tmp-x.md",
+        "trailing..md.",
+        "notes.txt",
+    ] {
+        put(r, p, p.as_bytes());
+    }
+    #[cfg(unix)]
+    put(r, "bad?name.md", b"unaddressable");
+    fs::create_dir_all(r.join("empty/dir")).expect("empty dirs");
+    (dir, ws)
+}
+
+#[test]
+fn scan_finds_markdown_only_sorted_and_skips_internal_git_temp_and_bad_names() {
+    let (dir, ws) = tree();
+    let found = ws.scan_markdown(&filter(&[], &[])).expect("scan");
+    assert_eq!(
+        names(found.iter().map(|e| e.path.clone())),
+        [".git.md", ".hidden/h.md", "A.md", "a.md", "b.md", "C/x.md", "docs/deep/note.md", "docs/Guide.MD", "drafts/wip.md"]
+    );
+    let guide = found.iter().find(|e| e.path.as_str() == "docs/Guide.MD").expect("guide");
+    assert_eq!(guide.len, "docs/Guide.MD".len() as u64);
+    assert_eq!(
+        guide.modified,
+        fs::metadata(dir.path().join("docs/Guide.MD")).and_then(|m| m.modified()).expect("mtime")
+    );
+    // Every scanned path is addressable and readable.
+    for entry in &found {
+        ws.rel_path(entry.path.as_str(), PathContext::Markdown).expect("addressable");
+        ws.read_markdown(&entry.path).expect("readable");
+    }
+}
+
+#[test]
+fn scan_applies_include_and_exclude() {
+    let (_dir, ws) = tree();
+    let found = ws.scan_markdown(&filter(&["docs/**", "*.md"], &["**/deep/**"])).expect("scan");
+    assert_eq!(names(found.into_iter().map(|e| e.path)), [".git.md", "A.md", "a.md", "b.md", "docs/Guide.MD"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_directory_is_permission_denied() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, ws) = fixture();
+    put(dir.path(), "locked/a.md", b"x");
+    let locked = dir.path().join("locked");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).expect("chmod");
+    let readable_anyway = fs::read_dir(&locked).is_ok(); // e.g. running as root
+    let scanned = ws.scan_markdown(&filter(&[], &[]));
+    let listed = ws.list_files(None, None);
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).expect("chmod back");
+    if readable_anyway {
+        return;
+    }
+    let err = assert_err(scanned, ErrorCode::PermissionDenied, "Could not list directory 'locked'");
+    assert!(!err.message.contains(&*dir.path().to_string_lossy()));
+    assert_err(listed, ErrorCode::PermissionDenied, "Could not list directory 'locked'");
+}
+
+#[test]
+fn a_vanished_root_is_reported() {
+    let (dir, ws) = fixture();
+    let root = dir.path().to_path_buf();
+    drop(dir);
+    assert!(!root.exists());
+    assert_err(ws.scan_markdown(&filter(&[], &[])), ErrorCode::NotFound, "The knowledge-base root");
+}
+
+#[test]
+fn list_files_keeps_assets_and_dot_files_but_not_git_internal_or_temp() {
+    let (_dir, ws) = tree();
+    let files = ws.list_files(None, None).expect("list");
+    let listed: Vec<(String, &str)> = files.iter().map(|f| (f.path.to_string(), f.kind.as_str())).collect();
+    let expected = [
+        (".editorconfig", "asset"),
+        (".git.md", "markdown"),
+        (".github/workflows/ci.yml", "asset"),
+        (".hidden/h.md", "markdown"),
+        ("A.md", "markdown"),
+        ("a.md", "markdown"),
+        ("b.md", "markdown"),
+        ("C/x.md", "markdown"),
+        ("docs/deep/note.md", "markdown"),
+        ("docs/Guide.MD", "markdown"),
+        ("docs/image.png", "asset"),
+        ("drafts/wip.md", "markdown"),
+        ("notes.txt", "asset"),
+    ];
+    let expected: Vec<(String, &str)> = expected.iter().map(|(p, k)| ((*p).to_owned(), *k)).collect();
+    assert_eq!(listed, expected);
+    let png = files.iter().find(|f| f.path.as_str() == "docs/image.png").expect("png");
+    assert_eq!(png.size, "docs/image.png".len() as u64);
+}
+
+#[test]
+fn list_files_prefix_is_case_insensitive_on_whole_segments() {
+    let (dir, ws) = tree();
+    put(dir.path(), "docs2/other.md", b"x");
+    put(dir.path(), "Docs/../docsx.md".replace("Docs/../", "").as_str(), b"x");
+    let under = |prefix: &str| {
+        let prefix = ws.rel_path(prefix, PathContext::Any).expect("prefix");
+        names(ws.list_files(Some(&prefix), None).expect("list").into_iter().map(|f| f.path))
+    };
+    assert_eq!(under("DOCS"), ["docs/deep/note.md", "docs/Guide.MD", "docs/image.png"]);
+    assert_eq!(under("docs/Deep"), ["docs/deep/note.md"]);
+    assert_eq!(under("docs/deep/note.md"), ["docs/deep/note.md"]);
+    assert_eq!(under("doc"), Vec::<String>::new());
+    assert_eq!(under("missing"), Vec::<String>::new());
+}
+
+#[test]
+fn list_files_glob_filters_any_kind() {
+    let (_dir, ws) = tree();
+    let png = GlobFilter::with_names(&["**/*.PNG".to_owned()], &[], "includeGlob", "excludeGlob").expect("glob");
+    let files = ws.list_files(None, Some(&png)).expect("list");
+    assert_eq!(names(files.into_iter().map(|f| f.path)), ["docs/image.png"]);
+    let prefix = rel(&ws, "drafts");
+    let all = filter(&["**/*"], &[]);
+    let files = ws.list_files(Some(&prefix), Some(&all)).expect("list");
+    assert_eq!(names(files.into_iter().map(|f| f.path)), ["drafts/wip.md"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Atomic writes
+
+/// Names in `dir` that look like leftover temp files.
+fn temp_files(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .expect("read dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(TEMP_PREFIX))
+        .collect()
+}
+
+#[test]
+fn write_creates_and_replaces_with_the_exact_bytes() {
+    let (dir, ws) = fixture();
+    let path = ws.rel_path("new.md", PathContext::MarkdownWrite).expect("path");
+    let hash = ws.write_atomic(&path, b"# Title\n\nBody.\n", None, false).expect("create");
+    assert_eq!(hash, "22e4e5179a8a13b1b016a3bc9ab6e1c6e1c2eb9fc0215785ba75323fb5b4addc");
+    let doc = ws.read_markdown(&path).expect("read");
+    assert_eq!(doc.source_hash, hash);
+    let bytes = b"\xEF\xBB\xBF# Title\r\n\r\nNew body.  \r\n";
+    let upper = hash.to_uppercase();
+    let new_hash = ws.write_atomic(&path, bytes, Some(&upper), false).expect("replace");
+    assert_eq!(fs::read(dir.path().join("new.md")).expect("read back"), bytes);
+    assert_eq!(new_hash, crate::text::sha256_hex(bytes));
+    let doc = ws.read_markdown(&path).expect("read");
+    assert!(doc.has_bom);
+    assert_eq!(doc.text, "# Title\r\n\r\nNew body.  \r\n");
+    assert!(temp_files(dir.path()).is_empty());
+}
+
+#[test]
+fn a_stale_hash_is_a_conflict_and_changes_nothing() {
+    let (dir, ws) = fixture();
+    put(dir.path(), "docs/a.md", b"old\n");
+    let path = rel(&ws, "docs/a.md");
+    let stale = crate::text::sha256_hex(b"something else");
+    let err = assert_err(ws.write_atomic(&path, b"new\n", Some(&stale), false), ErrorCode::Conflict, "");
+    assert_eq!(err.message, "Source content changed; reread before retrying.");
+    assert_eq!(fs::read(dir.path().join("docs/a.md")).expect("unchanged"), b"old\n");
+    assert!(temp_files(&dir.path().join("docs")).is_empty());
+    // An expected hash for a file that is gone is a conflict too, and creates no folders.
+    let gone = rel(&ws, "x/y/gone.md");
+    assert_err(ws.write_atomic(&gone, b"z", Some(&stale), true), ErrorCode::Conflict, "Source content changed");
+    assert!(!dir.path().join("x").exists());
+}
+
+#[test]
+fn parent_directories_are_created_only_when_asked() {
+    let (dir, ws) = fixture();
+    let path = ws.rel_path("chapters/one/intro.md", PathContext::MarkdownWrite).expect("path");
+    let err = assert_err(ws.write_atomic(&path, b"# Intro\n", None, false), ErrorCode::NotFound, "Directory 'chapters/one'");
+    assert!(!err.message.contains(&*dir.path().to_string_lossy()));
+    assert!(!dir.path().join("chapters").exists());
+    ws.write_atomic(&path, b"# Intro\n", None, true).expect("create with dirs");
+    assert_eq!(fs::read(dir.path().join("chapters/one/intro.md")).expect("written"), b"# Intro\n");
+    put(dir.path(), "file", b"");
+    let under_file = rel(&ws, "file/a.md");
+    assert_err(ws.write_atomic(&under_file, b"x", None, true), ErrorCode::InvalidPath, "'file' is a file");
+}
+
+#[test]
+fn writing_over_a_directory_is_refused() {
+    let (dir, ws) = fixture();
+    fs::create_dir(dir.path().join("d.md")).expect("dir");
+    assert_err(ws.write_atomic(&rel(&ws, "d.md"), b"x", None, false), ErrorCode::UnsupportedFormat, "'d.md' is a directory");
+}
+
+#[cfg(unix)]
+#[test]
+fn replacing_keeps_the_file_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, ws) = fixture();
+    put(dir.path(), "private.md", b"x");
+    fs::set_permissions(dir.path().join("private.md"), fs::Permissions::from_mode(0o600)).expect("chmod");
+    ws.write_atomic(&rel(&ws, "private.md"), b"y", None, false).expect("write");
+    let mode = fs::metadata(dir.path().join("private.md")).expect("meta").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+#[test]
+fn concurrent_writers_with_the_same_hash_exactly_one_wins() {
+    let (dir, ws) = fixture();
+    put(dir.path(), "race.md", b"base\n");
+    let path = rel(&ws, "race.md");
+    let base = crate::text::sha256_hex(b"base\n");
+    let results: Vec<Result<String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (ws, path, base) = (&ws, &path, &base);
+                s.spawn(move || ws.write_atomic(path, format!("writer {i}\n").as_bytes(), Some(base), false))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("no panic")).collect()
+    });
+    let winners: Vec<&String> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    assert!(results.iter().filter_map(|r| r.as_ref().err()).all(|e| e.code == ErrorCode::Conflict));
+    let now = fs::read(dir.path().join("race.md")).expect("read");
+    assert_eq!(&crate::text::sha256_hex(&now), winners[0]);
+    assert!(temp_files(dir.path()).is_empty());
+}
+
+#[test]
+fn writes_to_git_or_internal_paths_are_refused() {
+    let (dir, ws) = fixture();
+    for p in [".git/config", ".local-vector-search-mcp/meta.redb"] {
+        let sneaky = RelPath::new(p);
+        if let Ok(sneaky) = sneaky {
+            assert_err(ws.write_atomic(&sneaky, b"x", None, true), ErrorCode::InvalidPath, path::MSG_COMPONENT);
+        }
+        assert!(!dir.path().join(p).exists());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+proptest! {
+    #[test]
+    fn the_guard_never_panics_and_accepted_paths_are_normal(input in "\\PC{0,40}|[a-zA-Z0-9 ./\\\\:_-]{0,30}") {
+        let (_dir, ws) = fixture();
+        for ctx in [PathContext::Any, PathContext::Markdown, PathContext::MarkdownWrite, PathContext::Image] {
+            match ws.rel_path(&input, ctx) {
+                Ok(p) => {
+                    prop_assert!(!p.as_str().is_empty());
+                    prop_assert!(!p.as_str().contains('\\'));
+                    prop_assert!(!p.as_str().starts_with('/'));
+                    prop_assert!(p.components().all(|c| !c.is_empty() && c != "." && c != ".."));
+                    prop_assert_eq!(RelPath::new(p.as_str()).ok(), Some(p.clone()));
+                }
+                Err(e) => prop_assert_eq!(e.code, ErrorCode::InvalidPath),
+            }
+        }
+    }
+
+    #[test]
+    fn glob_compilation_never_panics(pattern in "\\PC{0,30}", path in "[a-zA-Z/._*]{0,20}") {
+        if let Ok(f) = GlobFilter::new(std::slice::from_ref(&pattern), std::slice::from_ref(&pattern)) {
+            prop_assert!(!f.matches(&path), "a pattern that includes also excludes");
+        }
+    }
+
+    #[test]
+    fn listing_order_is_a_total_order(a in "\\PC{0,8}", b in "\\PC{0,8}") {
+        prop_assert_eq!(compare_paths(&a, &b), compare_paths(&b, &a).reverse());
+        prop_assert_eq!(compare_paths(&a, &b).is_eq(), a == b);
+    }
+}

@@ -1,0 +1,252 @@
+//! Atomic, hash-guarded writes (`contract.md` §9.6).
+
+use std::collections::hash_map::RandomState;
+use std::fs;
+use std::hash::BuildHasher;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::path::RelPath;
+use super::read::io_error;
+use super::{Workspace, is_a_directory, is_link, is_missing};
+use crate::error::{Error, ErrorCode, Result};
+use crate::text::sha256_hex;
+
+/// Name prefix of the temp files writes create next to their target; listings skip such names.
+pub const TEMP_PREFIX: &str = ".lvs-tmp-";
+
+/// The whole-file conflict message (`contract.md` §7.2).
+const MSG_CONFLICT: &str = "Source content changed; reread before retrying.";
+
+impl Workspace {
+    /// Replaces (or creates) the file at `path` with `bytes`, atomically, and returns the new
+    /// `sourceHash` (SHA-256 of `bytes`).
+    ///
+    /// With `expected_source_hash`, the current file must exist and hash to it (compared
+    /// case-insensitively) both before the temp file is written and again just before the
+    /// rename; otherwise nothing changes and the result is `CONFLICT`
+    /// (`Source content changed; reread before retrying.`). Without it the file is written
+    /// whatever it holds. Missing parent directories are created only when `create_dirs` is set
+    /// (and removed again if the write fails); otherwise they are `NOT_FOUND`. The existing
+    /// file's permissions are carried over. Links anywhere on the path are `INVALID_PATH`.
+    pub fn write_atomic(
+        &self,
+        path: &RelPath,
+        bytes: &[u8],
+        expected_source_hash: Option<&str>,
+        create_dirs: bool,
+    ) -> Result<String> {
+        let resolved = self.resolve(path)?;
+        if resolved.meta.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(is_a_directory(path));
+        }
+        if let Some(expected) = expected_source_hash {
+            check_hash(&resolved.abs, path, expected)?;
+        }
+        let parent_abs = resolved
+            .abs
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| self.root.clone());
+        let created = self.ensure_parent(path, create_dirs)?;
+        let result = self.replace(
+            path,
+            &parent_abs,
+            bytes,
+            expected_source_hash,
+            resolved.meta.as_ref(),
+        );
+        if result.is_err() {
+            for dir in created.iter().rev() {
+                let _ = fs::remove_dir(dir); // Only empty directories go; others stay.
+            }
+        }
+        result
+    }
+
+    /// Makes sure every directory above `path` exists (creating them one by one when allowed)
+    /// and none is a link; returns the directories created.
+    fn ensure_parent(&self, path: &RelPath, create_dirs: bool) -> Result<Vec<PathBuf>> {
+        let Some(parent) = path.parent() else {
+            return Ok(Vec::new());
+        };
+        let mut created = Vec::new();
+        let mut abs = self.root.clone();
+        let mut shown = String::new();
+        for component in parent.components() {
+            abs.push(component);
+            if !shown.is_empty() {
+                shown.push('/');
+            }
+            shown.push_str(component);
+            let step = match fs::symlink_metadata(&abs) {
+                Ok(meta) => check_dir(&meta, &shown),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !create_dirs => {
+                    Err(Error::not_found(format!(
+                        "Directory '{parent}' does not exist; create it first or use an operation that creates folders."
+                    )))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => match fs::create_dir(&abs) {
+                    Ok(()) => {
+                        created.push(abs.clone());
+                        Ok(())
+                    }
+                    // Someone else made it meanwhile: check what it is.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        fs::symlink_metadata(&abs)
+                            .map_err(|e| dir_io_error(&shown, &e))
+                            .and_then(|meta| check_dir(&meta, &shown))
+                    }
+                    Err(e) => Err(dir_io_error(&shown, &e)),
+                },
+                Err(e) => Err(dir_io_error(&shown, &e)),
+            };
+            if let Err(err) = step {
+                return Err(cleanup(&created, err));
+            }
+        }
+        Ok(created)
+    }
+
+    /// Writes the temp file, re-checks the hash under the write lock and renames.
+    fn replace(
+        &self,
+        path: &RelPath,
+        dir: &Path,
+        bytes: &[u8],
+        expected_source_hash: Option<&str>,
+        old_meta: Option<&fs::Metadata>,
+    ) -> Result<String> {
+        let temp_error =
+            |e: &std::io::Error| Error::io(&format!("a temp file next to '{path}'"), e);
+        let (temp, mut file) = TempFile::create(dir).map_err(|e| temp_error(&e))?;
+        let written = file.write_all(bytes).and_then(|()| {
+            if let Some(meta) = old_meta {
+                // Best effort: keep the mode of the file being replaced.
+                let _ = file.set_permissions(meta.permissions());
+            }
+            file.sync_all()
+        });
+        drop(file); // Closed before the rename (required on Windows).
+        written.map_err(|e| temp_error(&e))?;
+
+        let _guard = self
+            .write_lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The file system may have changed since the first walk: check links and the hash again.
+        let resolved = self.resolve(path)?;
+        if resolved.meta.as_ref().is_some_and(|m| m.is_dir()) {
+            return Err(is_a_directory(path));
+        }
+        if let Some(expected) = expected_source_hash {
+            check_hash(&resolved.abs, path, expected)?;
+        }
+        fs::rename(&temp.path, &resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))?;
+        temp.disarm();
+        sync_dir(dir);
+        Ok(sha256_hex(bytes))
+    }
+}
+
+/// `Ok(())` when `meta` is a real directory, else the error for `shown`.
+fn check_dir(meta: &fs::Metadata, shown: &str) -> Result<()> {
+    if is_link(meta) {
+        Err(Error::invalid_path(format!(
+            "{} '{shown}' is a link; address the real file inside the knowledge-base root.",
+            super::path::MSG_REPARSE
+        )))
+    } else if !meta.is_dir() {
+        Err(Error::new(
+            ErrorCode::InvalidPath,
+            format!("'{shown}' is a file, not a directory; choose another path."),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+fn dir_io_error(shown: &str, err: &std::io::Error) -> Error {
+    Error::io(&format!("directory '{shown}'"), err)
+}
+
+/// Removes the directories in `created` (newest first) and passes `err` on.
+fn cleanup(created: &[PathBuf], err: Error) -> Error {
+    for dir in created.iter().rev() {
+        let _ = fs::remove_dir(dir);
+    }
+    err
+}
+
+/// `CONFLICT` unless the file at `abs` exists and hashes to `expected` (case-insensitive).
+fn check_hash(abs: &Path, path: &RelPath, expected: &str) -> Result<()> {
+    let current = match fs::read(abs) {
+        Ok(bytes) => sha256_hex(&bytes),
+        Err(e) if is_missing(&e) => return Err(Error::new(ErrorCode::Conflict, MSG_CONFLICT)),
+        Err(e) => return Err(io_error(path, &e)),
+    };
+    if current.eq_ignore_ascii_case(expected.trim()) {
+        Ok(())
+    } else {
+        Err(Error::new(ErrorCode::Conflict, MSG_CONFLICT))
+    }
+}
+
+/// Flushes a directory entry change to disk (best effort; not available on every platform).
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+/// A temp file that is deleted on drop unless [`TempFile::disarm`] is called.
+struct TempFile {
+    path: PathBuf,
+    armed: bool,
+}
+
+impl TempFile {
+    /// Creates `<dir>/.lvs-tmp-<32 hex>` with create-new semantics, returning it open.
+    fn create(dir: &Path) -> std::io::Result<(TempFile, fs::File)> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let mut last_err = None;
+        for _ in 0..16 {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let seed = (n, nanos, std::process::id());
+            // Each `RandomState` is freshly keyed, so the two halves differ.
+            let hi = RandomState::new().hash_one(seed);
+            let lo = RandomState::new().hash_one(seed);
+            let path = dir.join(format!("{TEMP_PREFIX}{hi:016x}{lo:016x}"));
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => return Ok((TempFile { path, armed: true }, file)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_err = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| std::io::Error::other("no free temp file name")))
+    }
+
+    /// Keeps the file (it has been renamed into place).
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}

@@ -1,0 +1,4 @@
+//! The single integration-test binary (one link step for the whole suite).
+
+mod corpus;
+mod support;
