@@ -35,7 +35,8 @@ fn main() {
 }
 
 fn build(src: &Path, dict_dir: &Path) {
-    let metadata_bytes = std::fs::read("src/lexical/ipadic-metadata.json").expect("metadata.json is in the repository");
+    let metadata_bytes =
+        std::fs::read("src/lexical/ipadic-metadata.json").expect("metadata.json is in the repository");
     let metadata = lindera_dictionary::dictionary::metadata::Metadata::load(&metadata_bytes)
         .expect("ipadic metadata parses");
     let tmp = dict_dir.with_extension("partial");

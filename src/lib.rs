@@ -2,18 +2,21 @@
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
 //! `error`, `text`, `workspace`, `markdown` (L0); `chunk`, `table`, `config` (L1);
-//! `lexical` (L2); and the layers above as they land.
+//! `store`, `lexical` (L2); `indexer` (L3); `engine` (L4); `wire` (L5); `mcp`, `cli` (L6).
 
-#[cfg(feature = "wip-config")]
-pub mod config;
 pub mod chunk;
+pub mod cli;
+pub mod config;
+pub mod engine;
 pub mod error;
-#[cfg(feature = "wip-lexical")]
+pub mod indexer;
 pub mod lexical;
 pub mod markdown;
+pub mod mcp;
+pub mod store;
 pub mod table;
 pub mod text;
-#[cfg(feature = "wip-workspace")]
+pub mod wire;
 pub mod workspace;
 
 pub use error::{Error, ErrorCode, Result};

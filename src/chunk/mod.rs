@@ -73,7 +73,12 @@ impl Chunk {
 }
 
 /// `Path: <path>\n[Heading: <heading path>\n]\n<text trimmed>`.
-pub fn embedding_text(path: &str, heading_path: Option<&str>, text: &str, include_heading_context: bool) -> String {
+pub fn embedding_text(
+    path: &str,
+    heading_path: Option<&str>,
+    text: &str,
+    include_heading_context: bool,
+) -> String {
     let mut out = format!("Path: {path}\n");
     if let Some(h) = heading_path.filter(|h| include_heading_context && !h.trim().is_empty()) {
         out.push_str("Heading: ");

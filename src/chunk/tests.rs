@@ -25,10 +25,16 @@ fn chunks_never_cross_sections_and_skip_headings() {
 fn limits_close_chunks_without_splitting_elements() {
     let src = "# A\n\none\n\ntwo\n\nthree\n";
     let by_count = ChunkOptions { max_elements: 2, ..ChunkOptions::default() };
-    assert_eq!(texts(src, &by_count).iter().map(|c| c.1.as_str()).collect::<Vec<_>>(), ["one\n\ntwo", "three"]);
+    assert_eq!(
+        texts(src, &by_count).iter().map(|c| c.1.as_str()).collect::<Vec<_>>(),
+        ["one\n\ntwo", "three"]
+    );
     // "one\n\ntwo" is 8 bytes: a 7-byte limit closes after "one"; an oversized element stands alone.
     let by_bytes = ChunkOptions { max_chunk_bytes: 7, ..ChunkOptions::default() };
-    assert_eq!(texts(src, &by_bytes).iter().map(|c| c.1.as_str()).collect::<Vec<_>>(), ["one", "two", "three"]);
+    assert_eq!(
+        texts(src, &by_bytes).iter().map(|c| c.1.as_str()).collect::<Vec<_>>(),
+        ["one", "two", "three"]
+    );
     let tiny = ChunkOptions { max_chunk_bytes: 1, ..ChunkOptions::default() };
     assert_eq!(texts(src, &tiny).len(), 3);
 }

@@ -6,7 +6,10 @@
 
 use std::path::Path;
 
+use std::fmt;
+
 use schemars::JsonSchema;
+use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use crate::error::{Error, ErrorCode, Result};
@@ -63,7 +66,7 @@ pub(crate) struct StorageFile {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EmbeddingFile {
     /// `openai-compatible` or `none` (lexical-only, offline). Case-insensitive.
-    #[schemars(extend("default" = "openai-compatible", "enum" = ["openai-compatible", "none"]))]
+    #[schemars(extend("default" = "openai-compatible", "examples" = ["openai-compatible", "none"]))]
     pub provider: Option<String>,
     /// OpenAI-compatible base URL; requests go to `{endpoint}/embeddings`.
     #[serde(default)]
@@ -114,7 +117,7 @@ pub(crate) struct ChunkingFile {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct SearchFile {
     /// `lexical`, `semantic` or `hybrid`. Case-insensitive.
-    #[schemars(extend("default" = "hybrid", "enum" = ["lexical", "semantic", "hybrid"]))]
+    #[schemars(extend("default" = "hybrid", "examples" = ["lexical", "semantic", "hybrid"]))]
     pub default_mode: Option<String>,
     /// Vector candidates considered per query.
     #[schemars(range(min = 1), extend("default" = 50))]
@@ -189,20 +192,67 @@ pub(crate) struct StringList(pub Vec<Option<String>>);
 
 impl<'de> Deserialize<'de> for StringList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let items = match yaml_serde::Value::deserialize(d)? {
-            yaml_serde::Value::Sequence(items) => items,
-            one => vec![one],
-        };
-        items
-            .iter()
-            .map(|item| match item {
-                yaml_serde::Value::Null => Ok(None),
-                other => scalar_text(other)
-                    .map(Some)
-                    .ok_or_else(|| serde::de::Error::custom("expected a string or a list of strings")),
-            })
-            .collect::<std::result::Result<Vec<_>, D::Error>>()
-            .map(StringList)
+        struct ListVisitor;
+        impl<'de> Visitor<'de> for ListVisitor {
+            type Value = StringList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<StringList, E> {
+                Ok(StringList(vec![Some(v.to_owned())]))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<StringList, E> {
+                Ok(StringList(vec![Some(v.to_string())]))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<StringList, E> {
+                Ok(StringList(vec![Some(v.to_string())]))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<StringList, E> {
+                Ok(StringList(vec![Some(v.to_string())]))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<StringList, E> {
+                Ok(StringList(vec![Some(v.to_string())]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<StringList, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Option<Scalar>>()? {
+                    items.push(item.map(|s| s.0));
+                }
+                Ok(StringList(items))
+            }
+        }
+        d.deserialize_any(ListVisitor)
+    }
+}
+
+/// One scalar list item as text (strings, numbers and booleans).
+struct Scalar(String);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct ScalarVisitor;
+        impl Visitor<'_> for ScalarVisitor {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_owned()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> std::result::Result<Scalar, E> {
+                Ok(Scalar(v.to_string()))
+            }
+        }
+        d.deserialize_any(ScalarVisitor)
     }
 }
 
@@ -227,9 +277,8 @@ pub(crate) struct ReadFile {
 
 /// Reads and decodes the YAML file at `path` (absolute); `shown` names it in messages.
 pub(crate) fn read(path: &Path, shown: &str) -> Result<ReadFile> {
-    let invalid = |details: &str| {
-        Error::invalid_argument(format!("Configuration file is invalid: {shown}. {details}"))
-    };
+    let invalid =
+        |details: &str| Error::invalid_argument(format!("Configuration file is invalid: {shown}. {details}"));
     let meta = std::fs::metadata(path).map_err(|e| read_error(path, &e))?;
     if meta.is_dir() {
         return Err(Error::invalid_argument(format!(
@@ -241,8 +290,7 @@ pub(crate) fn read(path: &Path, shown: &str) -> Result<ReadFile> {
         return Err(invalid("It is larger than 1 MiB; a configuration file is a few lines of YAML."));
     }
     let bytes = std::fs::read(path).map_err(|e| read_error(path, &e))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| invalid("It is not UTF-8 text; save it as UTF-8."))?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid("It is not UTF-8 text; save it as UTF-8."))?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     parse(text, shown)
 }
@@ -285,10 +333,9 @@ pub(crate) fn parse(text: &str, shown: &str) -> Result<ReadFile> {
 /// An I/O failure on the configuration file.
 fn read_error(path: &Path, err: &std::io::Error) -> Error {
     match err.kind() {
-        std::io::ErrorKind::NotFound => Error::not_found(format!(
-            "Configuration file was not found: {}",
-            path.display()
-        )),
+        std::io::ErrorKind::NotFound => {
+            Error::not_found(format!("Configuration file was not found: {}", path.display()))
+        }
         std::io::ErrorKind::PermissionDenied => Error::new(
             ErrorCode::PermissionDenied,
             format!(
@@ -296,10 +343,7 @@ fn read_error(path: &Path, err: &std::io::Error) -> Error {
                 path.display()
             ),
         ),
-        _ => Error::invalid_argument(format!(
-            "Configuration file {} cannot be read: {err}.",
-            path.display()
-        )),
+        _ => Error::invalid_argument(format!("Configuration file {} cannot be read: {err}.", path.display())),
     }
 }
 
@@ -311,9 +355,16 @@ fn describe_yaml_error(err: &yaml_serde::Error, what: &str) -> String {
         reason = reason.replace(&format!(" at line {line} column {column}"), "");
         format!(" at line {line}, column {column}")
     });
-    let reason = reason
+    let mut reason = reason
         .replace("expected i64", "expected an integer")
         .replace("expected a boolean", "expected true or false");
+    if let Some(at) = reason.find("expected struct ") {
+        let name = at + "expected struct ".len();
+        let end = reason[name..]
+            .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .map_or(reason.len(), |j| name + j);
+        reason.replace_range(at..end, "expected a mapping of keys");
+    }
     let reason = reason.trim_end_matches('.');
     format!("{what}{}: {reason}.", position.unwrap_or_default())
 }

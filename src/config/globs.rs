@@ -65,10 +65,7 @@ impl GlobFilter {
 /// Whether the path ends in `.md`, ignoring case (`contract.md` §3.4).
 pub fn is_markdown_path(rel_path: &str) -> bool {
     let name = rel_path.rsplit('/').next().unwrap_or(rel_path);
-    name.len() > 3
-        && name
-            .get(name.len() - 3..)
-            .is_some_and(|ext| ext.eq_ignore_ascii_case(".md"))
+    name.len() > 3 && name.get(name.len() - 3..).is_some_and(|ext| ext.eq_ignore_ascii_case(".md"))
 }
 
 /// A path without leading `./` or `/` and without a trailing `/`.
@@ -100,7 +97,5 @@ fn compile<S: AsRef<str>>(patterns: &[S]) -> Result<GlobSet, InvalidGlob> {
             .map_err(|e| InvalidGlob { pattern: written.to_owned(), reason: e.kind().to_string() })?;
         builder.add(glob);
     }
-    builder
-        .build()
-        .map_err(|e| InvalidGlob { pattern: String::new(), reason: e.to_string() })
+    builder.build().map_err(|e| InvalidGlob { pattern: String::new(), reason: e.to_string() })
 }

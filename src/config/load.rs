@@ -7,10 +7,9 @@ use super::file::{self, FileConfig, Setting, StringList};
 use super::globs::GlobFilter;
 use super::{
     ChunkingConfig, CliOverrides, Config, DEFAULT_EMBEDDING_API_KEY, DEFAULT_EMBEDDING_ENDPOINT,
-    DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_SERVER_NAME, EmbeddingConfig,
-    EmbeddingProvider, KnowledgeBaseConfig, Loaded, PROJECT_DIR_ENV, ProjectRootSource,
-    STORAGE_DIR_NAME, SearchConfig, SearchMode, ServerConfig, StorageConfig, ToolGroup,
-    ToolSelector, ToolsConfig,
+    DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_SERVER_NAME, EmbeddingConfig, EmbeddingProvider,
+    KnowledgeBaseConfig, Loaded, PROJECT_DIR_ENV, ProjectRootSource, STORAGE_DIR_NAME, SearchConfig,
+    SearchMode, ServerConfig, StorageConfig, ToolGroup, ToolSelector, ToolsConfig,
 };
 use crate::error::{Error, Result};
 
@@ -21,11 +20,7 @@ use crate::error::{Error, Result};
 /// `env` reads an environment variable (only `CLAUDE_PROJECT_DIR` is consulted); `cwd` is the
 /// process working directory (absolute). Failures are one-sentence errors: `INVALID_ARGUMENT`
 /// for bad values (the contract's texts), `NOT_FOUND` for a missing `--config` file.
-pub fn load(
-    overrides: &CliOverrides,
-    env: &dyn Fn(&str) -> Option<String>,
-    cwd: &Path,
-) -> Result<Loaded> {
+pub fn load(overrides: &CliOverrides, env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Result<Loaded> {
     let cwd = normalize(cwd);
     let (project_root, project_root_source) = project_root(overrides, env, &cwd)?;
     let mut warnings = Vec::new();
@@ -147,9 +142,7 @@ fn build(
     }
     let root = resolve(&project_root, &root);
     if !root.is_absolute() {
-        return Err(Error::invalid_argument(
-            "knowledgeBase.root must be absolute after path resolution.",
-        ));
+        return Err(Error::invalid_argument("knowledgeBase.root must be absolute after path resolution."));
     }
     match std::fs::metadata(&root) {
         Ok(meta) if meta.is_dir() => {}
@@ -174,9 +167,7 @@ fn build(
         (None, None) => Vec::new(),
     };
     if include.is_empty() {
-        return Err(Error::invalid_argument(
-            "knowledgeBase.include must contain at least one pattern.",
-        ));
+        return Err(Error::invalid_argument("knowledgeBase.include must contain at least one pattern."));
     }
     let include = non_blank(include).ok_or_else(blank_pattern)?;
     let exclude = non_blank(exclude).ok_or_else(blank_pattern)?;

@@ -133,10 +133,7 @@ impl Config {
     pub fn defaults(project_root: &Path) -> Config {
         let project_root = load::normalize(project_root);
         Config {
-            storage: StorageConfig {
-                path: project_root.join(STORAGE_DIR_NAME),
-                db_file: None,
-            },
+            storage: StorageConfig { path: project_root.join(STORAGE_DIR_NAME), db_file: None },
             knowledge_base: KnowledgeBaseConfig {
                 root: project_root.clone(),
                 allow_writes: false,
@@ -426,13 +423,8 @@ pub enum ToolGroup {
 
 impl ToolGroup {
     /// Every group, in documentation order.
-    pub const ALL: [ToolGroup; 5] = [
-        ToolGroup::Read,
-        ToolGroup::Edit,
-        ToolGroup::Assets,
-        ToolGroup::Export,
-        ToolGroup::Catalog,
-    ];
+    pub const ALL: [ToolGroup; 5] =
+        [ToolGroup::Read, ToolGroup::Edit, ToolGroup::Assets, ToolGroup::Export, ToolGroup::Catalog];
 
     /// The configuration spelling.
     pub fn as_str(self) -> &'static str {
@@ -484,10 +476,7 @@ pub struct ToolsConfig {
 impl ToolsConfig {
     /// Whether the server lists `tool` (a `kb_…` name) of `group`.
     pub fn is_enabled(&self, tool: &str, group: ToolGroup) -> bool {
-        let enabled = self
-            .enabled
-            .as_ref()
-            .is_none_or(|list| list.iter().any(|s| s.selects(tool, group)));
+        let enabled = self.enabled.as_ref().is_none_or(|list| list.iter().any(|s| s.selects(tool, group)));
         enabled && !self.disabled.iter().any(|s| s.selects(tool, group))
     }
 }

@@ -130,7 +130,12 @@ fn walk(text: &str, tables: bool) -> WalkResult {
             _ => w.inline(range),
         }
     }
-    WalkResult { elements: w.elements, reserved: w.reserved, paragraphs: w.paragraphs, saw_table: w.saw_table }
+    WalkResult {
+        elements: w.elements,
+        reserved: w.reserved,
+        paragraphs: w.paragraphs,
+        saw_table: w.saw_table,
+    }
 }
 
 /// Is this tag inline content (part of a paragraph) rather than a block?
@@ -400,13 +405,7 @@ impl Walker<'_> {
             own_segments: Vec::new(),
             delete_range: 0..0,
         });
-        self.frames.push(Frame::Item {
-            published: true,
-            pointer,
-            depth,
-            children: 0,
-            implicit: None,
-        });
+        self.frames.push(Frame::Item { published: true, pointer, depth, children: 0, implicit: None });
     }
 }
 
@@ -526,10 +525,8 @@ fn finish(text: &str, elements: &mut [Element]) {
         }
         m
     };
-    let headings: Vec<(usize, u8)> = elements
-        .iter()
-        .filter_map(|e| e.heading_level.map(|l| (e.range.start, l)))
-        .collect();
+    let headings: Vec<(usize, u8)> =
+        elements.iter().filter_map(|e| e.heading_level.map(|l| (e.range.start, l))).collect();
 
     for e in elements.iter_mut() {
         e.start_line = line_number(text, e.range.start);
@@ -543,8 +540,11 @@ fn finish(text: &str, elements: &mut [Element]) {
                 let seg_strs: Vec<&str> = segments.iter().map(|r| &text[r.clone()]).collect();
                 e.text = seg_strs.concat();
                 e.self_hash = segments_hash_hex(&seg_strs);
-                e.subtree_hash =
-                    if children.is_empty() { e.self_hash.clone() } else { xxh64_hex(text[range.clone()].as_bytes()) };
+                e.subtree_hash = if children.is_empty() {
+                    e.self_hash.clone()
+                } else {
+                    xxh64_hex(text[range.clone()].as_bytes())
+                };
                 if let Some(info) = e.list.as_mut() {
                     info.own_segments = segments;
                     info.delete_range = range.start..extend_eol(text, range.end);

@@ -67,11 +67,8 @@ impl LogicalPointer {
         if matches!(self.0.as_str(), "document" | "frontmatter") {
             return None;
         }
-        let numeric: Vec<&str> = self
-            .0
-            .split('.')
-            .take_while(|seg| seg.bytes().all(|b| b.is_ascii_digit()))
-            .collect();
+        let numeric: Vec<&str> =
+            self.0.split('.').take_while(|seg| seg.bytes().all(|b| b.is_ascii_digit())).collect();
         (!numeric.is_empty()).then(|| numeric.join("."))
     }
 

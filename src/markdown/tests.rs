@@ -184,10 +184,10 @@ fn relocation_cases_resolve_like_the_original() {
         let original = Document::parse(s(&c["originalSource"]));
         let anchor_text = s(&c["anchor"]);
         // The anchor in the vector is what a read of the original source returned.
-        if c["anchorForm"].as_str() != Some("v1") {
-            if let Some(e) = original.get(&LogicalPointer::parse(s(&c["anchorPointer"])).unwrap()) {
-                assert_eq!(e.anchor(), anchor_text, "{name}: anchor of original");
-            }
+        if c["anchorForm"].as_str() != Some("v1")
+            && let Some(e) = original.get(&LogicalPointer::parse(s(&c["anchorPointer"])).unwrap())
+        {
+            assert_eq!(e.anchor(), anchor_text, "{name}: anchor of original");
         }
         let changed = Document::parse(s(&c["changedSource"]));
         let anchor = Anchor::parse(anchor_text).unwrap();
@@ -225,8 +225,7 @@ fn list_item_source_maps() {
     let src = "- Parent\n\n  - Child\n\n  Own paragraph after the child.";
     let doc = Document::parse(src);
     let parent = &doc.elements[0];
-    let own: Vec<&str> =
-        parent.list.as_ref().unwrap().own_segments.iter().map(|r| &src[r.clone()]).collect();
+    let own: Vec<&str> = parent.list.as_ref().unwrap().own_segments.iter().map(|r| &src[r.clone()]).collect();
     assert_eq!(own, ["- Parent\n", "\n  Own paragraph after the child."]);
     assert_eq!(parent.self_hash, "e6a9e61851bac521");
     assert_eq!(parent.range, 0..src.len());
@@ -283,8 +282,7 @@ fn quotes_are_opaque_and_consume_inner_paragraph_ordinals() {
 fn japanese_headings_lists_tables_with_crlf_and_front_matter() {
     let src = "---\r\ntitle: 設計メモ\r\n---\r\n# 概要\r\n\r\n本文の段落。\r\n\r\n## 手順\r\n\r\n1. インストール\r\n   - 依存関係\r\n2. 設定\r\n\r\n| 項目 | 値 |\r\n|---|---|\r\n| 言語 | 日本語 |\r\n";
     let doc = Document::parse(src);
-    let got: Vec<(&str, &str)> =
-        doc.elements.iter().map(|e| (e.pointer.as_str(), e.text.as_str())).collect();
+    let got: Vec<(&str, &str)> = doc.elements.iter().map(|e| (e.pointer.as_str(), e.text.as_str())).collect();
     assert_eq!(
         got,
         [
@@ -351,5 +349,8 @@ fn read_pages_follow_the_contract() {
     let empty = Document::parse("\n\n");
     let page = read_slice("\n\n", &empty, "e.md", None, ReadLimits::default()).unwrap();
     assert_eq!((page.elements.len(), page.markdown.as_str()), (0, "\n\n"));
-    assert_eq!(ReadLimits::clamped(Some(0), Some(1_000_000)), ReadLimits { max_elements: 1, max_bytes: 100_000 });
+    assert_eq!(
+        ReadLimits::clamped(Some(0), Some(1_000_000)),
+        ReadLimits { max_elements: 1, max_bytes: 100_000 }
+    );
 }

@@ -139,7 +139,13 @@ impl Table {
                 None => (text.len(), "", text.len() + 1),
             };
             let (cells, leading_pipe, trailing_pipe) = split_cells(text, pos..content_end);
-            lines.push(TableLine { range: pos..content_end, cells, leading_pipe, trailing_pipe, eol: eol.to_owned() });
+            lines.push(TableLine {
+                range: pos..content_end,
+                cells,
+                leading_pipe,
+                trailing_pipe,
+                eol: eol.to_owned(),
+            });
             pos = next;
         }
         if lines.len() < 2 {
@@ -169,7 +175,9 @@ impl Table {
             .cells
             .iter()
             .enumerate()
-            .map(|(i, r)| (display_text(&text[r.clone()]), self.alignments.get(i).copied().unwrap_or(Alignment::None)))
+            .map(|(i, r)| {
+                (display_text(&text[r.clone()]), self.alignments.get(i).copied().unwrap_or(Alignment::None))
+            })
             .collect();
         let mut has_extra_cells = false;
         let rows: Vec<Vec<String>> = self.lines[2..]

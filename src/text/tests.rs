@@ -9,3 +9,14 @@ fn line_helpers() {
     assert_eq!(line_content_end(t, 8), 9);
     assert_eq!(line_number(t, 8), 3);
 }
+
+#[test]
+fn rfc3339() {
+    use std::time::{Duration, UNIX_EPOCH};
+    assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    assert_eq!(
+        rfc3339_utc(UNIX_EPOCH + Duration::from_millis(1_795_995_784_123)),
+        "2026-11-29T23:43:04.123Z"
+    );
+    assert_eq!(rfc3339_utc(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00.000Z");
+}

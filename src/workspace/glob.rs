@@ -41,28 +41,13 @@ impl GlobFilter {
         exclude_name: &str,
     ) -> Result<GlobFilter> {
         Self::build(includes, excludes, &|is_include| {
-            format!(
-                "{} is invalid.",
-                if is_include {
-                    include_name
-                } else {
-                    exclude_name
-                }
-            )
+            format!("{} is invalid.", if is_include { include_name } else { exclude_name })
         })
     }
 
-    fn build(
-        includes: &[String],
-        excludes: &[String],
-        base: &dyn Fn(bool) -> String,
-    ) -> Result<GlobFilter> {
+    fn build(includes: &[String], excludes: &[String], base: &dyn Fn(bool) -> String) -> Result<GlobFilter> {
         let default = [DEFAULT_INCLUDE.to_owned()];
-        let includes = if includes.is_empty() {
-            &default[..]
-        } else {
-            includes
-        };
+        let includes = if includes.is_empty() { &default[..] } else { includes };
         Ok(GlobFilter {
             include: compile(includes, &|| base(true))?,
             exclude: compile(excludes, &|| base(false))?,
@@ -97,16 +82,11 @@ fn compile(patterns: &[String], base: &dyn Fn() -> String) -> Result<GlobSet> {
                     .map_err(|e| format!("is not a valid glob ({})", e.kind()))
             })
             .map_err(|reason| {
-                Error::invalid_argument(format!(
-                    "{} Pattern '{}' {reason}.",
-                    base(),
-                    quoted(pattern)
-                ))
+                Error::invalid_argument(format!("{} Pattern '{}' {reason}.", base(), quoted(pattern)))
             })?;
         set.add(glob);
     }
-    set.build()
-        .map_err(|e| Error::invalid_argument(format!("{} {}.", base(), e.kind())))
+    set.build().map_err(|e| Error::invalid_argument(format!("{} {}.", base(), e.kind())))
 }
 
 /// Applies the contract's validation (blank, rooted, `:`, control characters, `..` segments),
@@ -116,9 +96,7 @@ fn normalise(pattern: &str) -> Result<String, String> {
         return Err("is blank; give a pattern such as 'docs/**'".to_owned());
     }
     if pattern.starts_with(['/', '\\']) {
-        return Err(
-            "starts with a separator; write it relative to the root, e.g. 'docs/**'".to_owned(),
-        );
+        return Err("starts with a separator; write it relative to the root, e.g. 'docs/**'".to_owned());
     }
     if pattern.contains(':') {
         return Err("contains ':'; drive letters and URLs are not allowed".to_owned());

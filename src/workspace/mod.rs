@@ -96,9 +96,7 @@ impl Workspace {
     /// `internal_dir_name` is the name of the internal index directory (usually
     /// [`DEFAULT_INTERNAL_DIR`]); it must be a single portable component.
     pub fn new(root: PathBuf, internal_dir_name: &str) -> Result<Workspace> {
-        if internal_dir_name.contains(['/', '\\'])
-            || path::component_problem(internal_dir_name).is_some()
-        {
+        if internal_dir_name.contains(['/', '\\']) || path::component_problem(internal_dir_name).is_some() {
             return Err(Error::invalid_argument(format!(
                 "The internal index directory name '{}' is not a single portable file name; use e.g. '{DEFAULT_INTERNAL_DIR}'.",
                 path::quoted(internal_dir_name)
@@ -115,11 +113,7 @@ impl Workspace {
                 "The knowledge-base root is not a directory; point --root / knowledgeBase.root at a directory.",
             ));
         }
-        Ok(Workspace {
-            root,
-            internal: internal_dir_name.to_owned(),
-            write_lock: Mutex::new(()),
-        })
+        Ok(Workspace { root, internal: internal_dir_name.to_owned(), write_lock: Mutex::new(()) })
     }
 
     /// The canonical absolute root (for status output; keep it out of error messages).
@@ -151,9 +145,7 @@ impl Workspace {
     /// its absolute form with the target's metadata. Run before every read or write.
     fn resolve(&self, path: &RelPath) -> Result<Resolved> {
         // A `RelPath::new` value has not met this workspace's internal directory yet.
-        if let Some(err) =
-            path::reserved_component(path.as_str(), PathContext::Any, Some(&self.internal))
-        {
+        if let Some(err) = path::reserved_component(path.as_str(), PathContext::Any, Some(&self.internal)) {
             return Err(err);
         }
         let mut abs = self.root.clone();
@@ -179,10 +171,7 @@ impl Workspace {
                     )));
                 }
                 Ok(meta) if i + 1 == count => {
-                    return Ok(Resolved {
-                        abs,
-                        meta: Some(meta),
-                    });
+                    return Ok(Resolved { abs, meta: Some(meta) });
                 }
                 // A file in the middle: the rest cannot exist.
                 Ok(meta) if !meta.is_dir() => break,
@@ -210,10 +199,7 @@ fn is_link(meta: &fs::Metadata) -> bool {
 
 /// Whether an I/O error means "nothing there" (missing, or a file where a directory should be).
 fn is_missing(err: &std::io::Error) -> bool {
-    matches!(
-        err.kind(),
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-    )
+    matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory)
 }
 
 /// The error for a directory at `path` where a file is needed.

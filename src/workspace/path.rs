@@ -29,8 +29,8 @@ const MAX_PATH_BYTES: usize = 4096;
 
 /// Windows device names, compared on the part of a component before its first dot.
 const DEVICE_NAMES: [&str; 22] = [
-    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
-    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9",
+    "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
 ];
 
 /// What a path is going to be used for; decides the checks on top of the generic guard.
@@ -117,10 +117,7 @@ impl AsRef<str> for RelPath {
 /// Case folding is per character with the simple upper-case mapping (a character whose upper
 /// case is several characters, such as `ß`, compares as itself), as .NET's `OrdinalIgnoreCase`.
 pub fn compare_paths(a: &str, b: &str) -> Ordering {
-    a.chars()
-        .map(fold)
-        .cmp(b.chars().map(fold))
-        .then_with(|| a.cmp(b))
+    a.chars().map(fold).cmp(b.chars().map(fold)).then_with(|| a.cmp(b))
 }
 
 /// Whether `a` and `b` are equal ignoring case, with the folding of [`compare_paths`].
@@ -149,9 +146,7 @@ pub(crate) fn parse(input: &str, ctx: PathContext, internal: Option<&str>) -> Re
     // Never echo rooted input: it may be an absolute machine path.
     let fix_relative = "Give the path relative to the knowledge-base root, e.g. 'docs/guide.md'.";
     if input.is_empty() || input.starts_with(['/', '\\']) || has_drive_letter(input) {
-        return Err(Error::invalid_path(format!(
-            "{MSG_RELATIVE} {fix_relative}"
-        )));
+        return Err(Error::invalid_path(format!("{MSG_RELATIVE} {fix_relative}")));
     }
     if input.len() > MAX_PATH_BYTES {
         return Err(Error::invalid_path(format!(
@@ -184,10 +179,7 @@ pub(crate) fn reserved_component(
     internal: Option<&str>,
 ) -> Option<Error> {
     let image = ctx == PathContext::Image;
-    if normalised
-        .split('/')
-        .any(|c| c.eq_ignore_ascii_case(".git"))
-    {
+    if normalised.split('/').any(|c| c.eq_ignore_ascii_case(".git")) {
         return Some(Error::invalid_path(if image {
             format!("{MSG_IMAGE_GIT} Choose a path outside '.git'.")
         } else {
@@ -197,10 +189,7 @@ pub(crate) fn reserved_component(
         }));
     }
     let internal = internal?;
-    if normalised
-        .split('/')
-        .any(|c| c.eq_ignore_ascii_case(internal))
-    {
+    if normalised.split('/').any(|c| c.eq_ignore_ascii_case(internal)) {
         return Some(Error::invalid_path(if image {
             format!("{MSG_IMAGE_INDEX} Choose a path outside '{internal}'.")
         } else {
@@ -224,9 +213,7 @@ fn has_drive_letter(input: &str) -> bool {
 /// Why `component` is not a safe portable name, as the fix-it clause of the error, or `None`.
 pub(crate) fn component_problem(component: &str) -> Option<String> {
     if component.trim().is_empty() {
-        return Some(
-            "The path has an empty segment (a doubled or trailing '/'); remove it.".to_owned(),
-        );
+        return Some("The path has an empty segment (a doubled or trailing '/'); remove it.".to_owned());
     }
     let shown = quoted(component);
     if component == "." || component == ".." {
@@ -235,28 +222,17 @@ pub(crate) fn component_problem(component: &str) -> Option<String> {
         ));
     }
     if component.ends_with([' ', '.']) {
-        return Some(format!(
-            "'{shown}' ends with a space or dot, which Windows cannot store; rename it."
-        ));
+        return Some(format!("'{shown}' ends with a space or dot, which Windows cannot store; rename it."));
     }
     if component.chars().any(char::is_control) {
-        return Some(format!(
-            "'{shown}' contains a control character; remove it."
-        ));
+        return Some(format!("'{shown}' contains a control character; remove it."));
     }
-    if let Some(c) = component
-        .chars()
-        .find(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*'))
-    {
-        return Some(format!(
-            "'{shown}' contains '{c}', which file names cannot hold; rename it."
-        ));
+    if let Some(c) = component.chars().find(|c| matches!(c, '<' | '>' | ':' | '"' | '|' | '?' | '*')) {
+        return Some(format!("'{shown}' contains '{c}', which file names cannot hold; rename it."));
     }
     let stem = component.split('.').next().unwrap_or(component).trim_end();
     if DEVICE_NAMES.iter().any(|d| d.eq_ignore_ascii_case(stem)) {
-        return Some(format!(
-            "'{shown}' is a reserved Windows device name; rename it."
-        ));
+        return Some(format!("'{shown}' is a reserved Windows device name; rename it."));
     }
     None
 }
@@ -264,12 +240,6 @@ pub(crate) fn component_problem(component: &str) -> Option<String> {
 /// `s` with control characters and quotes escaped, for echoing user input in messages.
 pub(crate) fn quoted(s: &str) -> String {
     s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
         .collect()
 }

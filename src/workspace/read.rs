@@ -61,9 +61,7 @@ impl Workspace {
         }
         let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
         // Read at most one byte past the limit so a file growing under us is still bounded.
-        file.take(MAX_MARKDOWN_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| io_error(path, &e))?;
+        file.take(MAX_MARKDOWN_BYTES + 1).read_to_end(&mut bytes).map_err(|e| io_error(path, &e))?;
         let len = bytes.len() as u64;
         if len > MAX_MARKDOWN_BYTES {
             return Err(too_large(path, len));
@@ -105,10 +103,7 @@ impl Workspace {
         match resolved.meta {
             None => Err(document_not_found(path)),
             Some(meta) if meta.is_dir() => Err(is_a_directory(path)),
-            Some(meta) => Ok((
-                meta.len(),
-                meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
-            )),
+            Some(meta) => Ok((meta.len(), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH))),
         }
     }
 }
@@ -120,11 +115,7 @@ pub(super) fn document_not_found(path: &RelPath) -> Error {
 
 /// Maps an I/O error on `path`; a file that vanished is `DocumentNotFound`.
 pub(super) fn io_error(path: &RelPath, err: &std::io::Error) -> Error {
-    if is_missing(err) {
-        document_not_found(path)
-    } else {
-        Error::io(&format!("'{path}'"), err)
-    }
+    if is_missing(err) { document_not_found(path) } else { Error::io(&format!("'{path}'"), err) }
 }
 
 fn too_large(path: &RelPath, len: u64) -> Error {

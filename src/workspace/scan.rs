@@ -65,11 +65,7 @@ impl Workspace {
         let mut out = Vec::new();
         self.walk(&|_| true, &mut |path, meta| {
             if has_md_extension(path.file_name()) && filter.matches(&path) {
-                out.push(FileEntry {
-                    path,
-                    len: meta.len(),
-                    modified: modified(meta),
-                });
+                out.push(FileEntry { path, len: meta.len(), modified: modified(meta) });
             }
         })?;
         out.sort_by(|a, b| compare_paths(a.path.as_str(), b.path.as_str()));
@@ -83,11 +79,7 @@ impl Workspace {
     /// segments (`chapters` keeps `Chapters/a.md`, not `chapters2/a.md`). `glob` keeps files it
     /// matches (`None` keeps all, like `**/*`). Other dot files (`.editorconfig`, `.github/…`)
     /// are kept; skips and errors are as in [`Workspace::scan_markdown`].
-    pub fn list_files(
-        &self,
-        prefix: Option<&RelPath>,
-        glob: Option<&GlobFilter>,
-    ) -> Result<Vec<ListedFile>> {
+    pub fn list_files(&self, prefix: Option<&RelPath>, glob: Option<&GlobFilter>) -> Result<Vec<ListedFile>> {
         let prefix: Option<Vec<&str>> = prefix.map(|p| p.components().collect());
         let within = |path: &str| prefix.as_ref().is_none_or(|p| segments_start_with(path, p));
         // Descend into directories inside the prefix and into the prefix's ancestors only.
@@ -102,17 +94,8 @@ impl Workspace {
         let mut out = Vec::new();
         self.walk(&descend, &mut |path, meta| {
             if within(path.as_str()) && glob.is_none_or(|g| g.matches(&path)) {
-                let kind = if path.is_markdown() {
-                    FileKind::Markdown
-                } else {
-                    FileKind::Asset
-                };
-                out.push(ListedFile {
-                    path,
-                    kind,
-                    size: meta.len(),
-                    last_write_time: modified(meta),
-                });
+                let kind = if path.is_markdown() { FileKind::Markdown } else { FileKind::Asset };
+                out.push(ListedFile { path, kind, size: meta.len(), last_write_time: modified(meta) });
             }
         })?;
         out.sort_by(|a, b| compare_paths(a.path.as_str(), b.path.as_str()));
@@ -152,11 +135,7 @@ impl Workspace {
                 if is_link(&meta) {
                     continue;
                 }
-                let rel = if dir_rel.is_empty() {
-                    name
-                } else {
-                    format!("{dir_rel}/{name}")
-                };
+                let rel = if dir_rel.is_empty() { name } else { format!("{dir_rel}/{name}") };
                 if meta.is_dir() {
                     if descend(&rel) {
                         stack.push((rel, entry.path()));
@@ -182,9 +161,7 @@ impl Workspace {
 /// Whether `path`'s first segments equal `prefix`, case-insensitively.
 fn segments_start_with(path: &str, prefix: &[&str]) -> bool {
     let mut segments = path.split('/');
-    prefix
-        .iter()
-        .all(|p| segments.next().is_some_and(|s| eq_ignore_case(s, p)))
+    prefix.iter().all(|p| segments.next().is_some_and(|s| eq_ignore_case(s, p)))
 }
 
 fn modified(meta: &fs::Metadata) -> SystemTime {
@@ -197,16 +174,10 @@ fn enumeration_error(dir: &str, err: &std::io::Error) -> Error {
             "The knowledge-base root no longer exists; recreate it or restart with an existing --root.",
         );
     }
-    let what = if dir.is_empty() {
-        "the knowledge-base root".to_owned()
-    } else {
-        format!("directory '{dir}'")
-    };
+    let what =
+        if dir.is_empty() { "the knowledge-base root".to_owned() } else { format!("directory '{dir}'") };
     Error::new(
         ErrorCode::PermissionDenied,
-        format!(
-            "Could not list {what} ({}); check its permissions or exclude it.",
-            err.kind()
-        ),
+        format!("Could not list {what} ({}); check its permissions or exclude it.", err.kind()),
     )
 }

@@ -44,25 +44,10 @@ impl Workspace {
         if let Some(expected) = expected_source_hash {
             check_hash(&resolved.abs, path, expected)?;
         }
-        let parent_abs = resolved
-            .abs
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| self.root.clone());
+        let parent_abs = resolved.abs.parent().map(Path::to_path_buf).unwrap_or_else(|| self.root.clone());
         let created = self.ensure_parent(path, create_dirs)?;
-        let result = self.replace(
-            path,
-            &parent_abs,
-            bytes,
-            expected_source_hash,
-            resolved.meta.as_ref(),
-        );
-        if result.is_err() {
-            for dir in created.iter().rev() {
-                let _ = fs::remove_dir(dir); // Only empty directories go; others stay.
-            }
-        }
-        result
+        let result = self.replace(path, &parent_abs, bytes, expected_source_hash, resolved.meta.as_ref());
+        result.map_err(|err| cleanup(&created, err))
     }
 
     /// Makes sure every directory above `path` exists (creating them one by one when allowed)
@@ -93,11 +78,9 @@ impl Workspace {
                         Ok(())
                     }
                     // Someone else made it meanwhile: check what it is.
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                        fs::symlink_metadata(&abs)
-                            .map_err(|e| dir_io_error(&shown, &e))
-                            .and_then(|meta| check_dir(&meta, &shown))
-                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => fs::symlink_metadata(&abs)
+                        .map_err(|e| dir_io_error(&shown, &e))
+                        .and_then(|meta| check_dir(&meta, &shown)),
                     Err(e) => Err(dir_io_error(&shown, &e)),
                 },
                 Err(e) => Err(dir_io_error(&shown, &e)),
@@ -118,8 +101,7 @@ impl Workspace {
         expected_source_hash: Option<&str>,
         old_meta: Option<&fs::Metadata>,
     ) -> Result<String> {
-        let temp_error =
-            |e: &std::io::Error| Error::io(&format!("a temp file next to '{path}'"), e);
+        let temp_error = |e: &std::io::Error| Error::io(&format!("a temp file next to '{path}'"), e);
         let (temp, mut file) = TempFile::create(dir).map_err(|e| temp_error(&e))?;
         let written = file.write_all(bytes).and_then(|()| {
             if let Some(meta) = old_meta {
@@ -131,10 +113,7 @@ impl Workspace {
         drop(file); // Closed before the rename (required on Windows).
         written.map_err(|e| temp_error(&e))?;
 
-        let _guard = self
-            .write_lock
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         // The file system may have changed since the first walk: check links and the hash again.
         let resolved = self.resolve(path)?;
         if resolved.meta.as_ref().is_some_and(|m| m.is_dir()) {
@@ -171,7 +150,7 @@ fn dir_io_error(shown: &str, err: &std::io::Error) -> Error {
     Error::io(&format!("directory '{shown}'"), err)
 }
 
-/// Removes the directories in `created` (newest first) and passes `err` on.
+/// Removes the directories in `created` (newest first; only empty ones go) and passes `err` on.
 fn cleanup(created: &[PathBuf], err: Error) -> Error {
     for dir in created.iter().rev() {
         let _ = fs::remove_dir(dir);
@@ -224,11 +203,7 @@ impl TempFile {
             let hi = RandomState::new().hash_one(seed);
             let lo = RandomState::new().hash_one(seed);
             let path = dir.join(format!("{TEMP_PREFIX}{hi:016x}{lo:016x}"));
-            match fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
+            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => return Ok((TempFile { path, armed: true }, file)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_err = Some(e),
                 Err(e) => return Err(e),

@@ -23,7 +23,11 @@ fn check_document(name: &str, text: &str, rng: &mut Rng) {
     let mut last_start = 0;
     for e in &doc.elements {
         assert!(e.range.start < e.range.end && e.range.end <= text.len(), "{name}: {} range", e.pointer);
-        assert!(text.is_char_boundary(e.range.start) && text.is_char_boundary(e.range.end), "{name}: {}", e.pointer);
+        assert!(
+            text.is_char_boundary(e.range.start) && text.is_char_boundary(e.range.end),
+            "{name}: {}",
+            e.pointer
+        );
         assert!(e.subtree_range.end <= text.len() && text.is_char_boundary(e.subtree_range.end), "{name}");
         assert!(e.range.start >= last_start, "{name}: elements out of order at {}", e.pointer);
         last_start = e.range.start;

@@ -1,0 +1,136 @@
+//! The command line: subcommands, human and `--json` output, exit codes.
+//!
+//! Invariants:
+//!
+//! - The only module that prints to stdout (data: human text or `--json`); stderr carries
+//!   logs, progress and error sentences.
+//! - Exit codes are decided here: 0 success, 1 a controlled failure (one sentence on stderr),
+//!   2 a usage error.
+//! - `--json` output is exactly the corresponding tool's structured result.
+
+mod render;
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+use crate::config::{self, Command, ParsedArgs};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::indexer::{Progress, ReindexOptions};
+use crate::wire::{IndexingStatus, OutlineRequest, ReadRequest, SearchRequest, SynchronizationStatus};
+
+/// Runs the program with `args` (including the program name) and returns the exit code.
+pub fn main(args: Vec<String>) -> ExitCode {
+    let parsed = match config::parse_args(args) {
+        Ok(p) => p,
+        Err(usage) => {
+            if usage.is_info() {
+                let _ = writeln!(std::io::stdout(), "{}", usage.message.trim_end());
+            } else {
+                let _ = writeln!(std::io::stderr(), "error: {}", usage.message.trim_end());
+            }
+            return ExitCode::from(u8::try_from(usage.exit_code).unwrap_or(2));
+        }
+    };
+    match run(parsed) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "error: {}", e.message);
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn open_engine(parsed: &ParsedArgs) -> Result<Engine> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("the current directory", &e))?;
+    let loaded = config::load(&parsed.overrides, &|k| std::env::var(k).ok(), &cwd)?;
+    for w in &loaded.warnings {
+        tracing::warn!("{w}");
+    }
+    Engine::open(loaded)
+}
+
+fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
+    let text =
+        serde_json::to_string_pretty(value).map_err(|e| Error::internal(format!("JSON output: {e}")))?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{text}").map_err(|e| Error::io("standard output", &e))
+}
+
+fn print_text(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes()).map_err(|e| Error::io("standard output", &e))
+}
+
+/// Runs one parsed command.
+pub fn run(parsed: ParsedArgs) -> Result<()> {
+    if let Command::Serve { http } = &parsed.command {
+        let engine = open_engine(&parsed)?;
+        return crate::mcp::serve(engine, http.clone());
+    }
+    let engine = open_engine(&parsed)?;
+    let color = std::io::stdout().is_terminal();
+    match parsed.command {
+        Command::Serve { .. } => Ok(()),
+        Command::Reindex { force, all, json } => {
+            let result = reindex_with_progress(&engine, ReindexOptions { all, force })?;
+            if json { print_json(&result) } else { print_text(&render::reindex(&result)) }
+        }
+        Command::Search { query, mode, top_k, include_globs, exclude_globs, json } => {
+            if !engine.index_exists() {
+                tracing::info!("no index yet; building it first");
+                reindex_with_progress(&engine, ReindexOptions::default())?;
+            }
+            let request = SearchRequest {
+                query,
+                mode: mode.map(|m| m.as_str().to_owned()),
+                top_k: top_k.map(|k| k as i64),
+                include_globs: (!include_globs.is_empty()).then_some(include_globs),
+                exclude_globs: (!exclude_globs.is_empty()).then_some(exclude_globs),
+            };
+            let response = engine.search(&request)?;
+            if json { print_json(&response) } else { print_text(&render::search(&response, color)) }
+        }
+        Command::Status { json } => {
+            let status = engine.status(IndexingStatus::default(), SynchronizationStatus::default());
+            if json { print_json(&status) } else { print_text(&render::status(&status)) }
+        }
+        Command::Read { path, pointer, json } => {
+            let slice = engine.read(&ReadRequest { path, pointer, max_elements: None, max_bytes: None })?;
+            if json { print_json(&slice) } else { print_text(&render::read(&slice)) }
+        }
+        Command::Outline { path, json } => {
+            let outline = engine.outline(&OutlineRequest { path })?;
+            if json { print_json(&outline) } else { print_text(&render::outline(&outline)) }
+        }
+    }
+}
+
+/// A synchronous reindex with a progress bar on stderr when it is a terminal.
+fn reindex_with_progress(engine: &Engine, opts: ReindexOptions) -> Result<crate::wire::ReindexResult> {
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} indexing [{bar:30}] {pos}/{len} {wide_msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar
+    });
+    let mut on_progress = |p: &Progress| {
+        if let Some(bar) = &bar {
+            if let Some(total) = p.total {
+                bar.set_length(total);
+            }
+            bar.set_position(p.processed);
+            if let Some(path) = &p.current_path {
+                bar.set_message(path.clone());
+            }
+        }
+    };
+    let result = engine.reindex(opts, &mut on_progress);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    result
+}

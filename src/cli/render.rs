@@ -1,0 +1,106 @@
+//! Human-readable renderings of tool results for the terminal.
+
+use std::fmt::Write;
+
+use crate::wire::{
+    MarkdownSlice, OutlineNode, OutlineResponse, ReindexResult, SearchResponse, StatusResponse,
+};
+
+/// `reindex` summary.
+pub fn reindex(r: &ReindexResult) -> String {
+    let mut out = format!(
+        "indexed {} file(s) ({} chunks), {} unchanged, {} removed, {} scanned\n",
+        r.indexed_files, r.chunks_indexed, r.skipped_files, r.deleted_files, r.scanned_files
+    );
+    for f in &r.failed_files {
+        let _ = writeln!(out, "  skipped: {f}");
+    }
+    if let Some(w) = &r.warning {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+/// Bold yellow for the `[…]` matches when writing to a terminal.
+fn highlight(snippet: &str, color: bool) -> String {
+    if !color {
+        return snippet.to_owned();
+    }
+    snippet.replace('[', "\x1b[1;33m").replace(']', "\x1b[0m")
+}
+
+/// `search` results.
+pub fn search(r: &SearchResponse, color: bool) -> String {
+    let mut out = String::new();
+    if let Some(w) = &r.warning {
+        let _ = writeln!(out, "note: {w}");
+    }
+    if r.results.is_empty() {
+        out.push_str("no results\n");
+    }
+    for (i, hit) in r.results.iter().enumerate() {
+        let (bold, reset) = if color { ("\x1b[1m", "\x1b[0m") } else { ("", "") };
+        let _ = write!(out, "{:>2}. {bold}{}{reset}", i + 1, hit.path);
+        if let Some(h) = &hit.heading_path {
+            let _ = write!(out, "  {h}");
+        }
+        if hit.stale {
+            out.push_str("  (changed since indexed)");
+        }
+        out.push('\n');
+        let snippet: String = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+        let _ = writeln!(out, "    {}", highlight(&snippet, color));
+        let _ = writeln!(out, "    read: {} {}", hit.read_hint.path, hit.read_hint.pointer);
+    }
+    out
+}
+
+/// `status` summary.
+pub fn status(s: &StatusResponse) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "root:        {}", s.project.root);
+    let _ = writeln!(out, "index:       {}", s.database_path);
+    let _ = writeln!(
+        out,
+        "documents:   {}   chunks: {}   last indexed: {}",
+        s.project.documents,
+        s.project.chunks,
+        s.project.last_indexed_at_utc.as_deref().unwrap_or("never")
+    );
+    let _ = writeln!(out, "mode:        {} (embeddings: {})", s.index_mode, s.embedding_provider);
+    if !s.compatibility.is_compatible {
+        let _ = writeln!(out, "compatible:  no — run `reindex --force`");
+        for p in &s.compatibility.problems {
+            let _ = writeln!(out, "  - {p}");
+        }
+    }
+    for w in &s.warnings {
+        let _ = writeln!(out, "warning:     {w}");
+    }
+    out
+}
+
+/// `read`: the Markdown itself, then where to continue.
+pub fn read(s: &MarkdownSlice) -> String {
+    let mut out = s.markdown.clone();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if let Some(next) = &s.next_pointer {
+        let _ = writeln!(out, "\n-- more: read {} {next}", s.path);
+    }
+    out
+}
+
+/// `outline`: an indented heading tree with anchors.
+pub fn outline(o: &OutlineResponse) -> String {
+    fn walk(out: &mut String, nodes: &[OutlineNode], depth: usize) {
+        for n in nodes {
+            let _ = writeln!(out, "{}{}  {}", "  ".repeat(depth), n.title, n.pointer);
+            walk(out, &n.children, depth + 1);
+        }
+    }
+    let mut out = String::new();
+    walk(&mut out, &o.headings, 0);
+    out
+}

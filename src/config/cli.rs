@@ -1,0 +1,437 @@
+//! The command line (`product.md` §4, `contract.md` §2.1).
+//!
+//! Global options keep the original's names and value forms and may stand before or after the
+//! subcommand. Without a subcommand the stdio MCP server runs, unless one of the legacy
+//! maintenance flags `--reindex [--force]` / `--status` asks for a one-shot command.
+//!
+//! Error texts follow the contract where it gives them (`<option> requires a value.`,
+//! `Unknown option: <token>`, `Unexpected argument: <token>`); clap's own wording is replaced.
+//! Values are taken as strings (hyphens allowed) and checked here, so a value that starts with
+//! `--` is reported as a missing value, exactly like the original.
+
+use std::path::PathBuf;
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, Parser, Subcommand};
+
+use super::{CliOverrides, EmbeddingProvider, SearchMode};
+
+/// Exit code of a usage error (`product.md` §4).
+const USAGE_EXIT: i32 = 2;
+/// The help heading of the global options.
+const GLOBAL: &str = "Global options";
+
+/// The whole command line, as clap sees it. Use [`parse_args`] to get checked values.
+#[derive(Debug, Parser)]
+#[command(
+    name = "local-vector-search-mcp",
+    version,
+    about = "Local MCP server and CLI that makes a project's Markdown searchable (Japanese-aware) and safely editable.",
+    long_about = None,
+    args_override_self = true,
+    after_help = "Without a subcommand, the MCP server runs on stdio."
+)]
+pub struct Cli {
+    /// Options shared by every subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// The subcommand; `None` runs the stdio MCP server (or a legacy maintenance flag).
+    #[command(subcommand)]
+    pub command: Option<CliCommand>,
+}
+
+/// The original's options (`contract.md` §2.1), valid before or after a subcommand.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// YAML configuration file (never loaded implicitly); relative to the working directory,
+    /// or to --project-root when given.
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "PATH", allow_hyphen_values = true)]
+    pub config: Option<String>,
+    /// Project root (absolute, existing); default: $CLAUDE_PROJECT_DIR, else the working
+    /// directory.
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "DIR", allow_hyphen_values = true)]
+    pub project_root: Option<String>,
+    /// Knowledge-base root, relative to the project root (knowledgeBase.root).
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "PATH", allow_hyphen_values = true)]
+    pub root: Option<String>,
+    /// Index directory, relative to the project root (storage.path); a path ending in .db
+    /// means its directory.
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "PATH", allow_hyphen_values = true)]
+    pub storage_path: Option<String>,
+    /// Embedding provider: openai-compatible or none (lexical only, offline).
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "PROVIDER", allow_hyphen_values = true)]
+    pub embedding_provider: Option<String>,
+    /// Default search mode: lexical, semantic or hybrid (search.defaultMode).
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "MODE", allow_hyphen_values = true)]
+    pub search_mode: Option<String>,
+    /// OpenAI-compatible embedding base URL (embedding.endpoint).
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "URL", allow_hyphen_values = true)]
+    pub embedding_endpoint: Option<String>,
+    /// Embedding model (embedding.model).
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "MODEL", allow_hyphen_values = true)]
+    pub embedding_model: Option<String>,
+    /// Glob of indexed files; repeatable; replaces knowledgeBase.include.
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "GLOB", allow_hyphen_values = true)]
+    pub include: Vec<String>,
+    /// Glob of files left out; repeatable; replaces knowledgeBase.exclude.
+    #[arg(long, global = true, help_heading = GLOBAL, value_name = "GLOB", allow_hyphen_values = true)]
+    pub exclude: Vec<String>,
+    /// Reindex when Markdown files change outside the server (knowledgeBase.watchFiles).
+    #[arg(long, global = true, help_heading = GLOBAL, overrides_with = "no_watch_files")]
+    pub watch_files: bool,
+    /// Do not watch files, whatever the configuration says.
+    #[arg(long, global = true, help_heading = GLOBAL, overrides_with = "watch_files")]
+    pub no_watch_files: bool,
+    /// Legacy: reindex changed files, print the result as JSON and exit.
+    #[arg(long, global = true, help_heading = "Maintenance (legacy)")]
+    pub reindex: bool,
+    /// With --reindex or `reindex`: allow a destructive rebuild of an incompatible index.
+    #[arg(long, global = true, help_heading = "Maintenance (legacy)")]
+    pub force: bool,
+    /// Legacy: print the index status as JSON and exit.
+    #[arg(long, global = true, help_heading = "Maintenance (legacy)")]
+    pub status: bool,
+}
+
+/// The subcommands (`product.md` §4).
+#[derive(Debug, Subcommand)]
+pub enum CliCommand {
+    /// Run the MCP server (stdio unless --http is given).
+    Serve {
+        /// Serve Streamable HTTP at /mcp on this address, e.g. 127.0.0.1:8782.
+        #[arg(long, value_name = "ADDR", allow_hyphen_values = true)]
+        http: Option<String>,
+    },
+    /// Reindex now and wait for the result (--force allows a destructive rebuild).
+    Reindex {
+        /// Reindex every file, not only the changed ones.
+        #[arg(long)]
+        all: bool,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Search the index (built first if it does not exist yet).
+    Search {
+        /// What to look for.
+        #[arg(value_name = "QUERY")]
+        query: String,
+        /// Search mode: lexical, semantic or hybrid; default search.defaultMode.
+        #[arg(long, value_name = "MODE", allow_hyphen_values = true)]
+        mode: Option<String>,
+        /// Number of results (at most 50); default search.maxResults.
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        top_k: Option<String>,
+        /// Only documents matching this glob; repeatable.
+        #[arg(long, value_name = "GLOB", allow_hyphen_values = true)]
+        include_glob: Vec<String>,
+        /// Leave out documents matching this glob; repeatable.
+        #[arg(long, value_name = "GLOB", allow_hyphen_values = true)]
+        exclude_glob: Vec<String>,
+        /// Print the kb_search result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the index status (the kb_status object).
+    Status {
+        /// Print the status as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Read a Markdown file or one element of it (like kb_read).
+    Read {
+        /// Root-relative path of the Markdown file.
+        #[arg(value_name = "PATH")]
+        path: String,
+        /// Pointer or anchor of an element, e.g. 1.2.p1.
+        #[arg(value_name = "POINTER")]
+        pointer: Option<String>,
+        /// Print the kb_read result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the heading outline of a Markdown file (like kb_outline).
+    Outline {
+        /// Root-relative path of the Markdown file.
+        #[arg(value_name = "PATH")]
+        path: String,
+        /// Print the kb_outline result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What to do, once the command line is understood.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Run the MCP server: stdio when `http` is `None` (also the default without a
+    /// subcommand), Streamable HTTP at `/mcp` on that address otherwise.
+    Serve {
+        /// `serve --http ADDR`.
+        http: Option<String>,
+    },
+    /// Reindex synchronously and exit (`reindex`, or legacy `--reindex`).
+    Reindex {
+        /// `--force`: allow a destructive rebuild of an incompatible index.
+        force: bool,
+        /// `--all`: scope `all` instead of `changed` (never set by legacy `--reindex`).
+        all: bool,
+        /// `--json` (always set by legacy `--reindex`, which prints the result as JSON).
+        json: bool,
+    },
+    /// Search once and exit.
+    Search {
+        /// The query text.
+        query: String,
+        /// `--mode`; `None` = `search.defaultMode`.
+        mode: Option<SearchMode>,
+        /// `--top-k` (positive); `None` = `search.maxResults`.
+        top_k: Option<usize>,
+        /// `--include-glob`…
+        include_globs: Vec<String>,
+        /// `--exclude-glob`…
+        exclude_globs: Vec<String>,
+        /// `--json`: print the `kb_search` structured result.
+        json: bool,
+    },
+    /// Print the status and exit (`status`, or legacy `--status`).
+    Status {
+        /// `--json` (always set by legacy `--status`).
+        json: bool,
+    },
+    /// Read a file or one element.
+    Read {
+        /// Root-relative path.
+        path: String,
+        /// Pointer or anchor; `None` = the whole document.
+        pointer: Option<String>,
+        /// `--json`: print the `kb_read` structured result.
+        json: bool,
+    },
+    /// Print a file's outline.
+    Outline {
+        /// Root-relative path.
+        path: String,
+        /// `--json`: print the `kb_outline` structured result.
+        json: bool,
+    },
+}
+
+/// A checked command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedArgs {
+    /// The configuration overrides, for [`super::load`].
+    pub overrides: CliOverrides,
+    /// What to run.
+    pub command: Command,
+}
+
+/// A command line that does not lead to a run: a usage error (stderr, exit 2) or the output of
+/// `--help` / `--version` (stdout, exit 0).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageError {
+    /// The text to print: one sentence for errors, the whole help or version text otherwise.
+    pub message: String,
+    /// The process exit code: 2 for usage errors, 0 for help and version.
+    pub exit_code: i32,
+    /// `true` for help and version (print to stdout), `false` for errors (stderr).
+    pub to_stdout: bool,
+}
+
+impl UsageError {
+    /// A usage error with exit code 2.
+    fn usage(message: impl Into<String>) -> Self {
+        UsageError { message: message.into(), exit_code: USAGE_EXIT, to_stdout: false }
+    }
+
+    /// Whether this is help or version output rather than an error.
+    pub fn is_info(&self) -> bool {
+        self.to_stdout
+    }
+
+    /// Maps a clap error to the contract's texts.
+    fn from_clap(err: &clap::Error) -> Self {
+        let context = |kind: ContextKind| match err.get(kind) {
+            Some(ContextValue::String(s)) => Some(s.clone()),
+            Some(ContextValue::Strings(list)) => Some(list.join(", ")),
+            Some(ContextValue::StyledStr(s)) => Some(s.to_string()),
+            _ => None,
+        };
+        match err.kind() {
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                UsageError { message: err.render().to_string(), exit_code: 0, to_stdout: true }
+            }
+            ErrorKind::InvalidValue if context(ContextKind::InvalidValue).unwrap_or_default().is_empty() => {
+                match context(ContextKind::InvalidArg) {
+                    Some(arg) => Self::usage(format!("{} requires a value.", option_name(&arg))),
+                    None => Self::fallback(err),
+                }
+            }
+            ErrorKind::UnknownArgument => match context(ContextKind::InvalidArg) {
+                Some(token) => Self::usage(unknown_token(&token)),
+                None => Self::fallback(err),
+            },
+            ErrorKind::InvalidSubcommand => match context(ContextKind::InvalidSubcommand) {
+                Some(token) => Self::usage(unknown_token(&token)),
+                None => Self::fallback(err),
+            },
+            ErrorKind::TooManyValues | ErrorKind::NoEquals => match context(ContextKind::InvalidArg) {
+                Some(arg) if arg.starts_with('-') => {
+                    Self::usage(format!("{} does not take a value.", option_name(&arg)))
+                }
+                Some(arg) => Self::usage(format!("Unexpected argument: {arg}")),
+                None => Self::fallback(err),
+            },
+            ErrorKind::MissingRequiredArgument => {
+                let missing = context(ContextKind::InvalidArg).unwrap_or_default();
+                let usage = context(ContextKind::Usage).unwrap_or_default();
+                let usage = usage.trim().trim_start_matches("Usage:").trim();
+                Self::usage(format!("Missing argument {missing}; usage: {usage}"))
+            }
+            _ => Self::fallback(err),
+        }
+    }
+
+    /// clap's own first line, without its `error: ` prefix.
+    fn fallback(err: &clap::Error) -> Self {
+        let text = err.render().to_string();
+        let first = text.lines().next().unwrap_or_default();
+        let first = first.strip_prefix("error: ").unwrap_or(first).trim();
+        Self::usage(if first.is_empty() {
+            "The command line is not valid; see --help.".to_owned()
+        } else {
+            first.to_owned()
+        })
+    }
+}
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// `--root` from clap's `--root <PATH>`.
+fn option_name(arg: &str) -> &str {
+    arg.split([' ', '=', '<']).next().unwrap_or(arg)
+}
+
+/// `Unknown option: <token>` for option-like tokens, `Unexpected argument: <token>` otherwise.
+fn unknown_token(token: &str) -> String {
+    if token.starts_with('-') && token != "-" {
+        format!("Unknown option: {token}")
+    } else {
+        format!("Unexpected argument: {token}")
+    }
+}
+
+/// Parses and checks a command line. The first item is the program name, as in
+/// `std::env::args()`.
+pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<ParsedArgs, UsageError> {
+    let cli = Cli::try_parse_from(args).map_err(|e| UsageError::from_clap(&e))?;
+    cli.into_parsed()
+}
+
+impl Cli {
+    /// Checks the values and splits them into configuration overrides and the command.
+    pub fn into_parsed(self) -> Result<ParsedArgs, UsageError> {
+        let g = self.global;
+        let overrides = CliOverrides {
+            config: value("--config", g.config)?.map(PathBuf::from),
+            project_root: value("--project-root", g.project_root)?.map(PathBuf::from),
+            root: value("--root", g.root)?.map(PathBuf::from),
+            storage_path: value("--storage-path", g.storage_path)?.map(PathBuf::from),
+            embedding_provider: value("--embedding-provider", g.embedding_provider)?
+                .map(|v| {
+                    EmbeddingProvider::parse(&v).ok_or_else(|| {
+                        UsageError::usage(format!(
+                            "--embedding-provider must be openai-compatible or none, not '{v}'."
+                        ))
+                    })
+                })
+                .transpose()?,
+            search_mode: search_mode("--search-mode", g.search_mode)?,
+            watch_files: match (g.watch_files, g.no_watch_files) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            embedding_endpoint: value("--embedding-endpoint", g.embedding_endpoint)?,
+            embedding_model: value("--embedding-model", g.embedding_model)?,
+            include: list("--include", g.include)?,
+            exclude: list("--exclude", g.exclude)?,
+        };
+
+        let legacy = if g.reindex {
+            Some(("--reindex", "reindex"))
+        } else if g.status {
+            Some(("--status", "status"))
+        } else {
+            None
+        };
+        if let (Some((flag, instead)), Some(_)) = (legacy, &self.command) {
+            return Err(UsageError::usage(format!(
+                "{flag} cannot be combined with a subcommand; run `local-vector-search-mcp {instead}` instead."
+            )));
+        }
+
+        let command = match self.command {
+            None if g.reindex => Command::Reindex { force: g.force, all: false, json: true },
+            None if g.status => Command::Status { json: true },
+            None => Command::Serve { http: None },
+            Some(CliCommand::Serve { http }) => Command::Serve { http: value("--http", http)? },
+            Some(CliCommand::Reindex { all, json }) => Command::Reindex { force: g.force, all, json },
+            Some(CliCommand::Search { query, mode, top_k, include_glob, exclude_glob, json }) => {
+                Command::Search {
+                    query,
+                    mode: search_mode("--mode", mode)?,
+                    top_k: value("--top-k", top_k)?.map(|v| positive_count("--top-k", &v)).transpose()?,
+                    include_globs: list("--include-glob", include_glob)?.unwrap_or_default(),
+                    exclude_globs: list("--exclude-glob", exclude_glob)?.unwrap_or_default(),
+                    json,
+                }
+            }
+            Some(CliCommand::Status { json }) => Command::Status { json },
+            Some(CliCommand::Read { path, pointer, json }) => Command::Read { path, pointer, json },
+            Some(CliCommand::Outline { path, json }) => Command::Outline { path, json },
+        };
+        Ok(ParsedArgs { overrides, command })
+    }
+}
+
+/// An option value; one that starts with `--` means the value is missing (`contract.md` §2.1).
+fn value(option: &str, v: Option<String>) -> Result<Option<String>, UsageError> {
+    match v {
+        Some(v) if v.starts_with("--") => Err(UsageError::usage(format!("{option} requires a value."))),
+        other => Ok(other),
+    }
+}
+
+/// A repeatable option: `None` when never given.
+fn list(option: &str, values: Vec<String>) -> Result<Option<Vec<String>>, UsageError> {
+    if values.iter().any(|v| v.starts_with("--")) {
+        return Err(UsageError::usage(format!("{option} requires a value.")));
+    }
+    Ok(if values.is_empty() { None } else { Some(values) })
+}
+
+/// A search mode value, case-insensitive.
+fn search_mode(option: &str, v: Option<String>) -> Result<Option<SearchMode>, UsageError> {
+    value(option, v)?
+        .map(|v| {
+            SearchMode::parse(&v).ok_or_else(|| {
+                UsageError::usage(format!("{option} must be lexical, semantic or hybrid, not '{v}'."))
+            })
+        })
+        .transpose()
+}
+
+/// A positive whole number.
+fn positive_count(option: &str, v: &str) -> Result<usize, UsageError> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(UsageError::usage(format!("{option} must be a whole number greater than 0, not '{v}'."))),
+    }
+}

@@ -1,0 +1,439 @@
+//! Keeps the derived index in step with the Markdown: scan → diff → parse → chunk → write.
+//!
+//! The indexer owns the index directory's write side: the writer lock (`LOCK`), the bookkeeping
+//! store (`meta.redb`) and the lexical index's writer (`lexical/`). Readers (search) open the
+//! lexical index on their own and never take the lock, so a second process can search while
+//! this one writes.
+//!
+//! Invariants:
+//!
+//! - One writer per index directory: [`WriterLock`] is an OS file lock, released when the
+//!   process dies, so a killed reindex never leaves a stale lock behind.
+//! - Idempotent: an unchanged workspace is a no-op (size + mtime fast path, then SHA-256).
+//! - Commit order is fixed: the store commits generation `g`, then the lexical index commits
+//!   `g`. On open a lexical index one generation behind is repaired by replaying the paths of
+//!   the store's last batch; any other mismatch rebuilds the lexical index from the store.
+//! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
+
+mod layout;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub use layout::{IndexLayout, Snapshot, WriterLock};
+
+use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk, embedding_text_hash};
+use crate::error::{Error, ErrorCode, Result};
+use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter};
+use crate::markdown::Document;
+use crate::store::{Batch, ChunkRecord, DocumentRecord, ElementRecord, RECORD_VERSION, Store};
+use crate::text::rfc3339_utc;
+use crate::wire::{Compatibility, ReindexResult};
+use crate::workspace::{FileEntry, GlobFilter, RelPath, SourceDocument, Workspace};
+
+/// Our index schema version: the record layout plus the lexical schema.
+pub const SCHEMA_VERSION: &str = "lvs-1";
+
+/// Files per commit during a full reindex: bounds memory and the work a crash can lose.
+const COMMIT_EVERY: usize = 1_000;
+
+/// tantivy writer memory budget.
+const WRITER_HEAP_BYTES: usize = 200_000_000;
+
+/// Progress of a reindex, reported before and after each file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Files processed so far.
+    pub processed: u64,
+    /// Files to process, once known.
+    pub total: Option<u64>,
+    /// The file being processed.
+    pub current_path: Option<String>,
+    /// The index is being rebuilt from scratch.
+    pub destructive: bool,
+}
+
+/// What to reindex.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReindexOptions {
+    /// Re-read every file, not only changed ones.
+    pub all: bool,
+    /// Rebuild from scratch when the manifest is incompatible.
+    pub force: bool,
+}
+
+/// The manifest the lexical index is built for. Embedding settings are not part of it, so
+/// turning embeddings on or off never rebuilds the lexical index.
+pub fn lexical_manifest(opts: &ChunkOptions) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("schema_version".to_owned(), SCHEMA_VERSION.to_owned()),
+        ("record_version".to_owned(), RECORD_VERSION.to_string()),
+        ("chunker_version".to_owned(), CHUNKER_VERSION.to_owned()),
+        ("analyzer_version".to_owned(), ANALYZER_VERSION.to_owned()),
+        ("chunking_max_chunk_bytes".to_owned(), opts.max_chunk_bytes.to_string()),
+        ("chunking_max_elements".to_owned(), opts.max_elements.to_string()),
+        ("chunking_include_front_matter".to_owned(), opts.include_front_matter.to_string()),
+    ])
+}
+
+/// Compares a stored manifest with the current one (`contract.md` §4.2).
+pub fn compatibility(stored: &BTreeMap<String, String>, current: &BTreeMap<String, String>) -> Compatibility {
+    let problems: Vec<String> = current
+        .iter()
+        .filter_map(|(k, v)| match stored.get(k) {
+            Some(old) if old == v => None,
+            Some(old) => Some(format!("{k}: indexed '{old}', current '{v}'")),
+            None => Some(format!("{k}: indexed <missing>, current '{v}'")),
+        })
+        .collect();
+    Compatibility { is_compatible: problems.is_empty(), problems }
+}
+
+fn incompatible_message(c: &Compatibility) -> String {
+    let mut msg = "Index is incompatible with current configuration:".to_owned();
+    for p in &c.problems {
+        msg.push_str("\n- ");
+        msg.push_str(p);
+    }
+    msg.push_str("\nRun kb_reindex with force=true or CLI `reindex --force` to rebuild the index.");
+    msg
+}
+
+fn mtime_ns(t: SystemTime) -> u128 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+}
+
+/// The writer side of one project's index.
+pub struct Indexer<'w> {
+    workspace: &'w Workspace,
+    filter: GlobFilter,
+    options: ChunkOptions,
+    store: Store,
+    lexical: LexicalIndex,
+    writer: LexicalWriter,
+    generation: u64,
+    layout: IndexLayout,
+    _lock: WriterLock,
+}
+
+impl<'w> Indexer<'w> {
+    /// Takes the writer lock, opens both stores and repairs an interrupted commit.
+    pub fn open(
+        workspace: &'w Workspace,
+        filter: GlobFilter,
+        options: ChunkOptions,
+        layout: &IndexLayout,
+    ) -> Result<Self> {
+        let lock = WriterLock::acquire(layout)?;
+        let store = Store::open(&layout.store_path())?;
+        let lexical = LexicalIndex::open_or_create(&layout.lexical_dir())?;
+        let writer = lexical.writer(WRITER_HEAP_BYTES)?;
+        let generation = store.generation()?;
+        let mut indexer = Indexer {
+            workspace,
+            filter,
+            options,
+            store,
+            lexical,
+            writer,
+            generation,
+            layout: layout.clone(),
+            _lock: lock,
+        };
+        indexer.repair()?;
+        Ok(indexer)
+    }
+
+    /// The bookkeeping store (read access for status).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn repair(&mut self) -> Result<()> {
+        let lexical_generation = self.lexical.generation().unwrap_or(0);
+        if lexical_generation == self.generation {
+            return Ok(());
+        }
+        let paths: Vec<String> = if lexical_generation + 1 == self.generation {
+            tracing::warn!(
+                "the last index commit was interrupted; replaying {} paths",
+                self.store.last_batch()?.len()
+            );
+            self.store.last_batch()?
+        } else {
+            tracing::warn!(
+                "lexical index generation {lexical_generation} does not match store generation {}; rebuilding it from the store",
+                self.generation
+            );
+            self.writer.delete_all()?;
+            self.store.documents()?.into_keys().collect()
+        };
+        for path in &paths {
+            self.writer.delete_path(path);
+            if let Some(doc) = self.store.document(path)? {
+                for (id, c) in self.store.chunks(&doc.chunk_ids)? {
+                    self.writer.add(&lexical_doc(id, &c, &doc.source_hash))?;
+                }
+            }
+        }
+        self.writer.commit(self.generation)?;
+        self.write_snapshot()
+    }
+
+    fn commit(&mut self, batch: Batch) -> Result<()> {
+        let generation = self.generation + 1;
+        batch.commit(generation)?;
+        self.writer.commit(generation)?;
+        self.generation = generation;
+        self.write_snapshot()
+    }
+
+    /// Writes `status.json`: what status readers in any process show without opening the store.
+    fn write_snapshot(&self) -> Result<()> {
+        let (documents, chunks) = self.store.counts()?;
+        let snapshot = Snapshot {
+            generation: self.generation,
+            documents,
+            chunks,
+            last_indexed_at_utc: rfc3339_utc(SystemTime::now()),
+            manifest: self.store.manifest()?,
+        };
+        snapshot.write(&self.layout)
+    }
+
+    /// The stored manifest's compatibility with the current settings.
+    pub fn compatibility(&self) -> Result<Compatibility> {
+        Ok(compatibility(&self.store.manifest()?, &lexical_manifest(&self.options)))
+    }
+
+    /// Full or incremental reindex (`contract.md` §6.1).
+    pub fn reindex(
+        &mut self,
+        opts: ReindexOptions,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<ReindexResult> {
+        let mut state = Progress::default();
+        progress(&state);
+        let manifest = lexical_manifest(&self.options);
+        let stored_manifest = self.store.manifest()?;
+        let mut batch = self.store.batch()?;
+        let mut documents = self.store.documents()?;
+        if stored_manifest.is_empty() {
+            batch.set_manifest(&manifest)?;
+        } else {
+            let c = compatibility(&stored_manifest, &manifest);
+            if !c.is_compatible {
+                if !opts.force {
+                    return Err(Error::index_not_ready(incompatible_message(&c)));
+                }
+                state.destructive = true;
+                progress(&state);
+                batch.reset()?;
+                batch.set_manifest(&manifest)?;
+                self.writer.delete_all()?;
+                documents.clear();
+            }
+        }
+        let files = self.workspace.scan_markdown(&self.filter)?;
+        let mut result = ReindexResult { scanned_files: files.len() as u64, ..ReindexResult::default() };
+        state.total = Some(files.len() as u64);
+        progress(&state);
+
+        let present: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        for path in documents.keys().filter(|p| !present.contains(p.as_str())) {
+            batch.delete_document(path)?;
+            self.writer.delete_path(path);
+            result.deleted_files += 1;
+        }
+        let mut since_commit = 0;
+        for entry in &files {
+            state.current_path = Some(entry.path.as_str().to_owned());
+            progress(&state);
+            let stored = documents.get(entry.path.as_str());
+            match self.index_file(&mut batch, entry, stored, opts.all)? {
+                FileOutcome::Skipped => result.skipped_files += 1,
+                FileOutcome::Indexed(chunks) => {
+                    result.indexed_files += 1;
+                    result.chunks_indexed += chunks;
+                }
+                FileOutcome::Failed(reason) => {
+                    if stored.is_some() {
+                        result.deleted_files += 1;
+                    }
+                    result.failed_files.push(reason);
+                }
+            }
+            state.processed += 1;
+            progress(&state);
+            since_commit += 1;
+            if since_commit >= COMMIT_EVERY {
+                self.commit(batch)?;
+                batch = self.store.batch()?;
+                since_commit = 0;
+            }
+        }
+        self.commit(batch)?;
+        state.current_path = None;
+        progress(&state);
+        if !result.failed_files.is_empty() {
+            result.warning = Some(format!(
+                "{} file(s) could not be indexed; see failedFiles, fix or exclude them.",
+                result.failed_files.len()
+            ));
+        }
+        Ok(result)
+    }
+
+    /// Brings the given paths up to date (after a mutation or a watched change). Missing files
+    /// are removed from the index. Returns the number of files whose index entry changed.
+    pub fn reconcile(&mut self, paths: &[RelPath]) -> Result<u64> {
+        let c = self.compatibility()?;
+        if !self.store.manifest()?.is_empty() && !c.is_compatible {
+            return Err(Error::index_not_ready(
+                "Index is incompatible with current configuration. Run kb_reindex with force=true.",
+            ));
+        }
+        let mut batch = self.store.batch()?;
+        if self.store.manifest()?.is_empty() {
+            batch.set_manifest(&lexical_manifest(&self.options))?;
+        }
+        let mut changed = 0;
+        for path in paths {
+            let stored = self.store.document(path.as_str())?;
+            let included = self.filter.matches(path.as_str());
+            let entry = match self.workspace.stat(path) {
+                Ok((len, modified)) if included => Some(FileEntry { path: path.clone(), len, modified }),
+                Ok(_) => None,
+                Err(e) if e.code == ErrorCode::NotFound => None,
+                Err(e) => return Err(e),
+            };
+            match entry {
+                None => {
+                    if stored.is_some() {
+                        batch.delete_document(path.as_str())?;
+                        self.writer.delete_path(path.as_str());
+                        changed += 1;
+                    }
+                }
+                Some(entry) => {
+                    if !matches!(
+                        self.index_file(&mut batch, &entry, stored.as_ref(), false)?,
+                        FileOutcome::Skipped
+                    ) {
+                        changed += 1;
+                    }
+                }
+            }
+        }
+        self.commit(batch)?;
+        Ok(changed)
+    }
+
+    fn index_file(
+        &mut self,
+        batch: &mut Batch,
+        entry: &FileEntry,
+        stored: Option<&DocumentRecord>,
+        all: bool,
+    ) -> Result<FileOutcome> {
+        let path = entry.path.as_str();
+        let mtime = mtime_ns(entry.modified);
+        if !all && stored.is_some_and(|d| d.len == entry.len && d.mtime_ns == mtime) {
+            return Ok(FileOutcome::Skipped);
+        }
+        let source = match self.workspace.read_markdown(&entry.path) {
+            Ok(s) => s,
+            Err(e) if matches!(e.code, ErrorCode::UnsupportedFormat | ErrorCode::NotFound) => {
+                if stored.is_some() {
+                    batch.delete_document(path)?;
+                    self.writer.delete_path(path);
+                }
+                return Ok(FileOutcome::Failed(format!("{path}: {}", e.message)));
+            }
+            Err(e) => return Err(e),
+        };
+        if !all && let Some(old) = stored.filter(|d| d.source_hash == source.source_hash) {
+            // Same bytes, new metadata (e.g. `touch`): remember it for the fast path.
+            let record =
+                DocumentRecord { len: source.len, mtime_ns: mtime_ns(source.modified), ..old.clone() };
+            batch.touch_document(path, &record)?;
+            return Ok(FileOutcome::Skipped);
+        }
+        let chunks = self.write_document(batch, &source)?;
+        Ok(FileOutcome::Indexed(chunks))
+    }
+
+    fn write_document(&mut self, batch: &mut Batch, source: &SourceDocument) -> Result<u64> {
+        let path = source.path.as_str();
+        let doc = Document::parse(&source.text);
+        let chunks = chunk(&doc, &self.options);
+        let ids = batch.allocate_chunk_ids(chunks.len())?;
+        let mut records = Vec::with_capacity(chunks.len());
+        for (id, c) in ids.clone().zip(&chunks) {
+            let anchor = doc.get(&c.pointer).map(|e| e.anchor()).unwrap_or_else(|| c.pointer.to_string());
+            let embedding = c.embedding_text(path, self.options.include_heading_context);
+            records.push((
+                id,
+                ChunkRecord {
+                    v: RECORD_VERSION,
+                    path: path.to_owned(),
+                    anchor,
+                    text: c.text.clone(),
+                    heading_path: c.heading_path.clone(),
+                    embedding_text_hash: embedding_text_hash(&embedding),
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                },
+            ));
+        }
+        let elements: Vec<ElementRecord> = doc
+            .elements
+            .iter()
+            .map(|e| ElementRecord {
+                pointer: e.pointer.to_string(),
+                kind: e.kind.as_name().to_owned(),
+                start_line: e.start_line,
+                end_line: e.end_line,
+                source_start: e.range.start,
+                source_length: e.range.len(),
+                self_hash: e.self_hash.clone(),
+                subtree_hash: e.subtree_hash.clone(),
+                heading_path: e.heading_path.clone(),
+            })
+            .collect();
+        let record = DocumentRecord {
+            v: RECORD_VERSION,
+            source_hash: source.source_hash.clone(),
+            len: source.len,
+            mtime_ns: mtime_ns(source.modified),
+            indexed_at: rfc3339_utc(SystemTime::now()),
+            chunk_ids: ids.collect(),
+        };
+        batch.put_document(path, &record, &elements, &records)?;
+        self.writer.delete_path(path);
+        for (id, c) in &records {
+            self.writer.add(&lexical_doc(*id, c, &source.source_hash))?;
+        }
+        Ok(records.len() as u64)
+    }
+}
+
+enum FileOutcome {
+    Skipped,
+    Indexed(u64),
+    Failed(String),
+}
+
+fn lexical_doc(id: u64, c: &ChunkRecord, source_hash: &str) -> LexicalDoc {
+    LexicalDoc {
+        chunk_id: id,
+        path: c.path.clone(),
+        heading_path: c.heading_path.clone().unwrap_or_default(),
+        text: c.text.clone(),
+        anchor: c.anchor.clone(),
+        source_hash: source_hash.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

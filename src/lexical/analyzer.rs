@@ -1,0 +1,580 @@
+//! The analyzer: NFKC → word scanner / lindera → lowercase + katakana stem → tokens.
+//!
+//! One pass over a text produces [`AToken`]s whose offsets point into the original text and
+//! whose positions are consecutive over the *primary* tokens. Two kinds of alternates share a
+//! position with a primary token, like synonyms:
+//!
+//! - **whole identifiers**: `kb_search` gives `kb`, `search` (positions 0, 1) and
+//!   `kb_search` at position 0; `HTTPServer` gives `http`, `server` and `httpserver`;
+//!   `C#` gives `c` and `c#`;
+//! - **base forms** of inflected verbs and adjectives: `住ん` (of `住んでいる`) also gives `住む`.
+//!
+//! Text is split into *word runs* (letters and digits of alphabetic scripts, joined by the
+//! connectors `_ . - : :: ' / @`) handled by a small scanner here, and the rest (Japanese,
+//! other CJK, punctuation), which goes to lindera with IPADIC in decompose ("search") mode, so
+//! long kanji compounds are split (`関西国際空港` → `関西 国際 空港`) the way Lucene's default
+//! Japanese analyzer does.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use lindera::mode::{Mode, Penalty};
+use lindera::segmenter::Segmenter;
+use lindera_dictionary::dictionary::DetailFields;
+use lindera_dictionary::viterbi::Lattice;
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+
+use super::normalize::Normalized;
+use crate::error::{Error, Result};
+
+/// Tokens longer than this (in bytes) are dropped: they are never typed in a query and only
+/// bloat the term dictionary (base64 blobs, minified code).
+pub(crate) const MAX_TOKEN_BYTES: usize = 255;
+
+/// Word-run parts of at most this many letters may carry a `#`/`++` suffix (`C#`, `F#`, `C++`).
+const MAX_SUFFIXED_LEN: usize = 3;
+
+/// What a primary token is, as far as query building cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// A part of a word run (English word, identifier piece, number).
+    Word,
+    /// A Japanese noun, prefix, number or unknown word: may form compounds with neighbours.
+    Noun,
+    /// An independent verb, adjective or adverb: a query term on its own.
+    Content,
+    /// Particles, auxiliaries, pronouns, dependent words: kept in the index (phrases need
+    /// them) but not used as query terms on their own.
+    Function,
+}
+
+/// The role of a token at its position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// The token that owns the position.
+    Primary(Class),
+    /// A whole identifier spanning `token.position_length` primary positions.
+    Whole,
+    /// The dictionary base form of the primary token at the same position.
+    Base,
+}
+
+/// One analyzed token: tantivy's token plus its role.
+#[derive(Clone, Debug)]
+pub(crate) struct AToken {
+    pub(crate) token: Token,
+    pub(crate) kind: Kind,
+}
+
+/// The two segmenters over the one shared dictionary.
+struct Segmenters {
+    /// Normal mode: the sentence-level segmentation (context-stable dictionary words).
+    normal: Segmenter,
+    /// Decompose (search) mode: splits a long compound taken on its own.
+    decompose: Segmenter,
+}
+
+static SEGMENTERS: OnceLock<std::result::Result<Segmenters, String>> = OnceLock::new();
+
+/// The shared lindera segmenters (IPADIC), created on first use.
+fn segmenters() -> std::result::Result<&'static Segmenters, &'static str> {
+    SEGMENTERS
+        .get_or_init(|| {
+            let dict = super::dictionary::load().map_err(|e| e.to_string())?;
+            Ok(Segmenters {
+                normal: Segmenter::new(Mode::Normal, dict.clone(), None),
+                decompose: Segmenter::new(Mode::Decompose(Penalty::default()), dict, None),
+            })
+        })
+        .as_ref()
+        .map_err(String::as_str)
+}
+
+/// Loads the dictionary now, so a broken build fails with a clear error instead of an index
+/// without Japanese tokens.
+pub(crate) fn ensure_ready() -> Result<()> {
+    segmenters().map(|_| ()).map_err(|e| {
+        Error::internal(format!(
+            "Loading the embedded Japanese dictionary (IPADIC) failed: {e}; rebuild the binary."
+        ))
+    })
+}
+
+/// Reusable analysis state: normalisation buffers, the Viterbi lattice and the output.
+pub(crate) struct Analyzer {
+    norm: Normalized,
+    lattice: Lattice,
+    parts: Vec<(usize, usize)>,
+    /// The tokens of the last [`Analyzer::run`].
+    pub(crate) tokens: Vec<AToken>,
+}
+
+impl Analyzer {
+    /// An analyzer with empty buffers (the dictionary is shared, not copied).
+    pub(crate) fn new() -> Self {
+        Analyzer {
+            norm: Normalized::default(),
+            lattice: Lattice::default(),
+            parts: Vec::new(),
+            tokens: Vec::new(),
+        }
+    }
+
+    /// Analyzes `text` into [`Analyzer::tokens`].
+    pub(crate) fn run(&mut self, text: &str) {
+        self.tokens.clear();
+        self.norm.normalize(text);
+        let Analyzer { norm, lattice, parts, tokens } = self;
+        let mut emitter = Emitter { norm, tokens, position: 0 };
+        let s = emitter.norm.text.as_str();
+        let mut other_start = 0;
+        let mut i = 0;
+        while let Some(c) = s[i..].chars().next() {
+            if is_word_char(c) {
+                if other_start < i {
+                    segment_other(&mut emitter, lattice, other_start, i);
+                }
+                i = scan_word_run(&mut emitter, parts, i);
+                other_start = i;
+            } else {
+                i += c.len_utf8();
+            }
+        }
+        if other_start < s.len() {
+            segment_other(&mut emitter, lattice, other_start, s.len());
+        }
+    }
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Appends tokens, mapping normalised offsets back to the original text.
+struct Emitter<'a> {
+    norm: &'a Normalized,
+    tokens: &'a mut Vec<AToken>,
+    position: usize,
+}
+
+impl Emitter<'_> {
+    /// Emits a token for normalised bytes `from..to` with `text` (already final).
+    fn push(
+        &mut self,
+        text: String,
+        from: usize,
+        to: usize,
+        position: usize,
+        position_length: usize,
+        kind: Kind,
+    ) {
+        self.tokens.push(AToken {
+            token: Token {
+                offset_from: self.norm.orig_start(from),
+                offset_to: self.norm.orig_end(to),
+                position,
+                text,
+                position_length,
+            },
+            kind,
+        });
+    }
+}
+
+/// Letters and digits of scripts that separate words with spaces (Latin, Greek, Cyrillic, …).
+/// CJK, kana, Hangul and the space-less South-East Asian scripts go to lindera instead.
+pub(crate) fn is_word_char(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
+    let u = c as u32;
+    c.is_alphanumeric()
+        && u < 0x2E80
+        && !(0x0E00..=0x0EFF).contains(&u) // Thai, Lao
+        && !(0x1000..=0x109F).contains(&u) // Myanmar
+        && !(0x1100..=0x11FF).contains(&u) // Hangul Jamo
+        && !(0x1780..=0x17FF).contains(&u) // Khmer
+}
+
+fn is_mark(c: char) -> bool {
+    !c.is_ascii() && unicode_normalization::char::is_combining_mark(c)
+}
+
+fn is_connector(c: char) -> bool {
+    matches!(c, '_' | '.' | '-' | ':' | '\'' | '/' | '@')
+}
+
+/// Scans the word run starting at normalised byte `start` (a word char), emits its parts and,
+/// for multi-part or suffixed runs, the whole identifier. Returns the end of the run.
+fn scan_word_run(em: &mut Emitter<'_>, parts: &mut Vec<(usize, usize)>, start: usize) -> usize {
+    let s = em.norm.text.as_str();
+    parts.clear();
+    let mut seg_start = start;
+    let mut end;
+    loop {
+        // letters, digits and the marks attached to them
+        let mut j = seg_start;
+        while let Some(c) = s[j..].chars().next() {
+            if is_word_char(c) || (j > seg_start && is_mark(c)) {
+                j += c.len_utf8();
+            } else {
+                break;
+            }
+        }
+        split_parts(s, seg_start, j, parts);
+        end = j;
+        // a connector continues the run only when a word char follows it
+        let Some(c) = s[j..].chars().next().filter(|&c| is_connector(c)) else { break };
+        let mut after = j + c.len_utf8();
+        if c == ':' && s[after..].starts_with(':') {
+            after += 1;
+        }
+        match s[after..].chars().next() {
+            Some(n) if is_word_char(n) => seg_start = after,
+            _ => break,
+        }
+    }
+    // `C#`, `F#`, `C++`: a short single-part run with a language suffix
+    let mut whole_end = end;
+    if let [(a, b)] = parts.as_slice()
+        && s[*a..*b].chars().count() <= MAX_SUFFIXED_LEN
+        && s[*a..*b].chars().all(char::is_alphabetic)
+    {
+        let rest = &s[end..];
+        let suffix = if rest.starts_with("++") {
+            2
+        } else if rest.starts_with('#') {
+            1
+        } else {
+            0
+        };
+        if suffix > 0 && !rest[suffix..].chars().next().is_some_and(is_word_char) {
+            whole_end = end + suffix;
+        }
+    }
+
+    let first_position = em.position;
+    for (k, &(a, b)) in parts.iter().enumerate() {
+        if b - a > MAX_TOKEN_BYTES {
+            continue;
+        }
+        let position = em.position;
+        em.push(final_text(&s[a..b]), a, b, position, 1, Kind::Primary(Class::Word));
+        em.position += 1;
+        if k == 0 && (parts.len() > 1 || whole_end > end) && whole_end - start <= MAX_TOKEN_BYTES {
+            // the whole run, at the position of its first part
+            let whole = final_text(&s[start..whole_end]);
+            em.push(whole, start, whole_end, first_position, parts.len(), Kind::Whole);
+        }
+    }
+    whole_end
+}
+
+/// Splits the connector-free word `s[a..b]` at case changes (`fooBar`, `HTTPServer`) and at
+/// letter/digit changes (`utf8`, `x64`).
+fn split_parts(s: &str, a: usize, b: usize, parts: &mut Vec<(usize, usize)>) {
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum K {
+        Upper,
+        Lower,
+        Digit,
+    }
+    fn kind(c: char) -> K {
+        if c.is_numeric() {
+            K::Digit
+        } else if c.is_uppercase() {
+            K::Upper
+        } else {
+            K::Lower
+        }
+    }
+    let word = &s[a..b];
+    let mut part_start = a;
+    let mut prev: Option<K> = None;
+    let mut iter = word.char_indices().peekable();
+    while let Some((i, c)) = iter.next() {
+        if is_mark(c) {
+            continue;
+        }
+        let k = kind(c);
+        if let Some(p) = prev {
+            let next_lower = iter.peek().is_some_and(|&(_, n)| !is_mark(n) && kind(n) == K::Lower);
+            let split = match (p, k) {
+                (K::Lower, K::Upper) => true,
+                (K::Upper, K::Upper) => next_lower,
+                (K::Digit, K::Upper | K::Lower) | (K::Upper | K::Lower, K::Digit) => true,
+                _ => false,
+            };
+            if split {
+                parts.push((part_start, a + i));
+                part_start = a + i;
+            }
+        }
+        prev = Some(k);
+    }
+    if part_start < b {
+        parts.push((part_start, b));
+    }
+}
+
+/// A dictionary token's part of speech (fields 0 and 1) and base form (field 6).
+fn details<'d>(t: &lindera::token::Token<'d>) -> (&'d str, &'d str, &'d str) {
+    let id = t.word_id.id() as usize;
+    let mut details = if t.word_id.is_unknown() {
+        t.dictionary.unknown_word_details_iter(id)
+    } else if t.word_id.is_system() {
+        t.dictionary.word_details_iter(id)
+    } else {
+        DetailFields::unk()
+    };
+    let pos = details.next().unwrap_or("");
+    let sub = details.next().unwrap_or("");
+    let base = details.nth(4).unwrap_or("*");
+    (pos, sub, base)
+}
+
+/// Whether a noun is long enough for decompose mode to consider splitting it: more than two
+/// kanji, or more than seven characters (lindera's default decompose penalties).
+fn is_compound_candidate(surface: &str) -> bool {
+    let n = surface.chars().count();
+    (n > 2 && surface.chars().all(is_kanji)) || n > 7
+}
+
+fn is_kanji(c: char) -> bool {
+    matches!(c, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FFFF}' | '々')
+}
+
+/// Segments the non-word text `norm[a..b]` with lindera and emits its tokens.
+///
+/// The text is segmented in normal mode, which keeps dictionary words whole whatever follows
+/// them. A long noun is then segmented again *on its own* in decompose mode; if that splits
+/// it, the parts become the primary tokens and the compound an alternate spanning them, like
+/// an identifier (`関西国際空港` → `関西`+`関西国際空港`, `国際`, `空港`). Splitting the word
+/// on its own, not in context, keeps the parts the same wherever the word appears.
+fn segment_other(em: &mut Emitter<'_>, lattice: &mut Lattice, a: usize, b: usize) {
+    let s = &em.norm.text[a..b];
+    if !s.chars().any(char::is_alphanumeric) {
+        return;
+    }
+    let Ok(segs) = segmenters() else { return };
+    let Ok(tokens) = segs.normal.segment_with_lattice(Cow::Borrowed(s), lattice) else { return };
+    for t in tokens {
+        let (from, to) = match s.get(t.byte_start..t.byte_end) {
+            Some(surface) if surface == t.surface => (t.byte_start, t.byte_end),
+            _ => continue, // offsets disagree with the surface: never seen, but never panic
+        };
+        let surface = &s[from..to];
+        if surface.len() > MAX_TOKEN_BYTES || !surface.chars().any(char::is_alphanumeric) {
+            continue;
+        }
+        let (pos, sub, base) = details(&t);
+        let class = classify(pos, sub, surface, base);
+        if class == Class::Noun
+            && is_compound_candidate(surface)
+            && emit_compound(em, lattice, surface, a + from)
+        {
+            continue;
+        }
+        let base = (class == Class::Content && base != "*" && base != surface).then_some(base);
+        let text = final_text(surface);
+        let position = em.position;
+        let base = base.map(final_text).filter(|b| *b != text && b.len() <= MAX_TOKEN_BYTES);
+        em.push(text, a + from, a + to, position, 1, Kind::Primary(class));
+        if let Some(base) = base {
+            em.push(base, a + from, a + to, position, 1, Kind::Base);
+        }
+        em.position += 1;
+    }
+}
+
+/// Emits the compound `surface` (at normalised offset `at`) as its decompose-mode parts plus
+/// the whole. Returns false, emitting nothing, when decompose mode keeps it in one piece.
+fn emit_compound(em: &mut Emitter<'_>, lattice: &mut Lattice, surface: &str, at: usize) -> bool {
+    let Ok(segs) = segmenters() else { return false };
+    let Ok(parts) = segs.decompose.segment_with_lattice(Cow::Borrowed(surface), lattice) else {
+        return false;
+    };
+    let parts: Vec<_> = parts
+        .into_iter()
+        .filter(|p| {
+            surface.get(p.byte_start..p.byte_end).is_some_and(|x| x.chars().any(char::is_alphanumeric))
+        })
+        .collect();
+    if parts.len() < 2 {
+        return false;
+    }
+    let first = em.position;
+    for (k, p) in parts.iter().enumerate() {
+        let (pos, sub, base) = details(p);
+        let part = &surface[p.byte_start..p.byte_end];
+        let class = match classify(pos, sub, part, base) {
+            Class::Function => Class::Function,
+            _ => Class::Noun,
+        };
+        em.push(final_text(part), at + p.byte_start, at + p.byte_end, em.position, 1, Kind::Primary(class));
+        if k == 0 {
+            em.push(final_text(surface), at, at + surface.len(), first, parts.len(), Kind::Whole);
+        }
+        em.position += 1;
+    }
+    true
+}
+
+/// Verbs too common to mean anything as a query term (by base form).
+const LIGHT_VERBS: &[&str] = &[
+    "する",
+    "いる",
+    "ある",
+    "なる",
+    "いう",
+    "言う",
+    "できる",
+    "くる",
+    "来る",
+    "やる",
+    "おる",
+    "れる",
+    "られる",
+    "せる",
+    "させる",
+    "みる",
+    "しまう",
+    "いく",
+    "行く",
+];
+
+/// Question words: a question's `何年` must not require the text to say `何`.
+const INTERROGATIVES: &[&str] = &[
+    "なに",
+    "なん",
+    "いつ",
+    "いつか",
+    "どこ",
+    "だれ",
+    "誰",
+    "どれ",
+    "どの",
+    "どんな",
+    "なぜ",
+    "どう",
+    "どうして",
+    "いくつ",
+    "いくら",
+    "いかが",
+];
+
+/// Maps IPADIC's part of speech (fields 0 and 1), the surface and the base form to a [`Class`].
+fn classify(pos: &str, sub: &str, surface: &str, base: &str) -> Class {
+    if surface.starts_with('何') || INTERROGATIVES.contains(&surface) {
+        return Class::Function;
+    }
+    match pos {
+        "名詞" => match sub {
+            "非自立" | "代名詞" => Class::Function,
+            _ => Class::Noun,
+        },
+        "接頭詞" => Class::Noun,
+        "動詞" | "形容詞" => match sub {
+            "自立" if !LIGHT_VERBS.contains(&base) && base != "ない" => Class::Content,
+            _ => Class::Function,
+        },
+        "副詞" => Class::Content,
+        "助詞" | "助動詞" | "記号" | "接続詞" | "連体詞" | "感動詞" | "フィラー" | "その他" => {
+            Class::Function
+        }
+        // unknown words and anything else: treat as a noun
+        _ => Class::Noun,
+    }
+}
+
+/// Lowercases and applies the katakana prolonged-sound stem.
+pub(crate) fn final_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    if s.is_ascii() {
+        out.push_str(s);
+        out.make_ascii_lowercase();
+        return out;
+    }
+    for c in s.chars() {
+        if c.is_uppercase() {
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    stem_katakana(&mut out);
+    out
+}
+
+/// Strips one trailing `ー` from an all-katakana token of at least four characters
+/// (Lucene's `JapaneseKatakanaStemFilter`), so `サーバー` and `サーバ` meet.
+fn stem_katakana(s: &mut String) {
+    if s.ends_with('ー')
+        && s.chars().count() >= 4
+        && s.chars().all(|c| ('\u{30A0}'..='\u{30FF}').contains(&c))
+    {
+        s.pop();
+    }
+}
+
+/// The tantivy tokenizer: cheap to clone (the dictionary is shared; each clone gets its own
+/// scratch buffers), `Send + Sync`.
+pub(crate) struct LvsTokenizer {
+    analyzer: Analyzer,
+}
+
+impl LvsTokenizer {
+    pub(crate) fn new() -> Self {
+        LvsTokenizer { analyzer: Analyzer::new() }
+    }
+}
+
+impl Clone for LvsTokenizer {
+    fn clone(&self) -> Self {
+        Self::new()
+    }
+}
+
+/// The token stream over the analyzer's output buffer.
+pub(crate) struct LvsTokenStream<'a> {
+    tokens: &'a mut [AToken],
+    cursor: usize,
+    /// Returned by `token()` before the first `advance()` (tantivy never does that).
+    fallback: Token,
+}
+
+impl Tokenizer for LvsTokenizer {
+    type TokenStream<'a> = LvsTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> LvsTokenStream<'a> {
+        self.analyzer.run(text);
+        LvsTokenStream { tokens: &mut self.analyzer.tokens, cursor: 0, fallback: Token::default() }
+    }
+}
+
+impl TokenStream for LvsTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        if self.cursor < self.tokens.len() {
+            self.cursor += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn token(&self) -> &Token {
+        match self.cursor.checked_sub(1).and_then(|i| self.tokens.get(i)) {
+            Some(t) => &t.token,
+            None => &self.fallback,
+        }
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        match self.cursor.checked_sub(1).and_then(|i| self.tokens.get_mut(i)) {
+            Some(t) => &mut t.token,
+            None => &mut self.fallback,
+        }
+    }
+}

@@ -1,0 +1,605 @@
+//! The tantivy index: schema, opening, the writer and searching.
+
+use std::cell::RefCell;
+use std::collections::{BinaryHeap, HashSet};
+use std::path::Path;
+
+use tantivy::collector::Count;
+use tantivy::directory::MmapDirectory;
+use tantivy::directory::error::LockError;
+use tantivy::query::{AllQuery, BooleanQuery, EnableScoring, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{
+    DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Score, TantivyDocument, TantivyError, Term,
+};
+
+use super::analyzer::{Analyzer, LvsTokenizer, ensure_ready};
+use super::query::{Clause, Plan, plan};
+use super::snippet::snippet;
+use super::{ANALYZER_NAME, LexicalDoc, LexicalHit, ScopeFilter};
+use crate::error::{Error, Result};
+
+const F_CHUNK_ID: &str = "chunk_id";
+const F_PATH: &str = "path";
+const F_TEXT: &str = "text";
+const F_HEADING_PATH: &str = "heading_path";
+const F_ANCHOR: &str = "anchor";
+const F_SOURCE_HASH: &str = "source_hash";
+
+/// Indexing threads of a writer (the product targets two cores).
+const WRITER_THREADS: usize = 2;
+/// tantivy's minimum indexing memory per thread.
+const MIN_HEAP_PER_THREAD: usize = 15_000_000;
+/// tantivy's maximum indexing memory per thread, with a margin.
+const MAX_HEAP_PER_THREAD: usize = (u32::MAX as usize) - 2_000_000;
+
+const LOCKED: &str = "Another process is indexing this project; wait for it or stop it.";
+const DAMAGED: &str =
+    "The lexical index is damaged or was written by another version; run `reindex --force` to rebuild it.";
+
+thread_local! {
+    /// Per-thread analyzer for queries and snippets (the dictionary itself is shared).
+    static ANALYZER: RefCell<Analyzer> = RefCell::new(Analyzer::new());
+}
+
+/// Runs `f` with this thread's analyzer (a fresh one if it is already in use).
+fn with_analyzer<T>(f: impl FnOnce(&mut Analyzer) -> T) -> T {
+    ANALYZER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut a) => f(&mut a),
+        Err(_) => f(&mut Analyzer::new()),
+    })
+}
+
+/// Maps a tantivy error to the crate error; `doing` says what was being done.
+fn map_err(doing: &str, err: TantivyError) -> Error {
+    match err {
+        TantivyError::LockFailure(LockError::LockBusy, _) => Error::index_not_ready(LOCKED),
+        TantivyError::DataCorruption(_)
+        | TantivyError::IncompatibleIndex(_)
+        | TantivyError::SchemaError(_) => Error::index_not_ready(DAMAGED),
+        TantivyError::IoError(e) => Error::io("the lexical index", &e),
+        TantivyError::OpenDirectoryError(e) => Error::internal(format!("{doing} failed: {e}.")),
+        other => Error::internal(format!("{doing} failed: {other}.")),
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Fields {
+    chunk_id: Field,
+    path: Field,
+    text: Field,
+    heading_path: Field,
+    anchor: Field,
+    source_hash: Field,
+    bigram: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let analyzed = TextOptions::default().set_stored().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(ANALYZER_NAME)
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let chunk_id = b.add_u64_field(F_CHUNK_ID, INDEXED | STORED | FAST);
+    let path = b.add_text_field(F_PATH, STRING | STORED | FAST);
+    let text = b.add_text_field(F_TEXT, analyzed.clone());
+    let heading_path = b.add_text_field(F_HEADING_PATH, analyzed);
+    let anchor = b.add_text_field(F_ANCHOR, STORED);
+    let source_hash = b.add_text_field(F_SOURCE_HASH, STORED);
+    let bigram = b.add_text_field(
+        "bigram",
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("lvs_bigram")
+                .set_index_option(IndexRecordOption::WithFreqs),
+        ),
+    );
+    (b.build(), Fields { chunk_id, path, text, heading_path, anchor, source_hash, bigram })
+}
+
+/// A BM25 index of chunks (`chunk_id`, `path`, `text`, `heading_path`) in one directory.
+///
+/// Cheap to share between threads (`Send + Sync`); searches read a snapshot and never block
+/// on a writer. One [`LexicalWriter`] at a time may write, across processes.
+pub struct LexicalIndex {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+impl std::fmt::Debug for LexicalIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LexicalIndex").field("num_docs", &self.num_docs()).finish()
+    }
+}
+
+impl LexicalIndex {
+    /// Opens the index in `dir`, creating the directory and an empty index if needed.
+    ///
+    /// An index whose schema differs (written by another version) gives `INDEX_NOT_READY`
+    /// asking for a rebuild; [`LexicalIndex::recreate`] does that.
+    pub fn open_or_create(dir: &Path) -> Result<LexicalIndex> {
+        ensure_ready()?;
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("the lexical index folder", &e))?;
+        let directory = MmapDirectory::open(dir)
+            .map_err(|e| Error::internal(format!("Opening the lexical index failed: {e}.")))?;
+        let (schema, fields) = schema();
+        let index =
+            Index::open_or_create(directory, schema).map_err(|e| map_err("Opening the lexical index", e))?;
+        Self::wrap(index, fields)
+    }
+
+    /// Deletes whatever is in `dir` and creates an empty index there (for a forced rebuild or
+    /// an index written by another version). Fails while another process holds the writer.
+    pub fn recreate(dir: &Path) -> Result<LexicalIndex> {
+        ensure_ready()?;
+        if dir.exists() {
+            // refuse while someone else is writing: take the writer lock of the old index first
+            if let Ok(old) = Self::open_or_create(dir) {
+                drop(old.writer(0)?);
+            }
+            std::fs::remove_dir_all(dir).map_err(|e| Error::io("the lexical index folder", &e))?;
+        }
+        Self::open_or_create(dir)
+    }
+
+    /// An empty index in memory (tests, benchmarks).
+    pub fn create_in_ram() -> Result<LexicalIndex> {
+        ensure_ready()?;
+        let (schema, fields) = schema();
+        Self::wrap(Index::create_in_ram(schema), fields)
+    }
+
+    fn wrap(index: Index, fields: Fields) -> Result<LexicalIndex> {
+        index.tokenizers().register(ANALYZER_NAME, TextAnalyzer::from(LvsTokenizer::new()));
+        index.tokenizers().register("lvs_bigram", TextAnalyzer::from(super::bigram::BigramTokenizer));
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::OnCommitWithDelay)
+            .try_into()
+            .map_err(|e| map_err("Opening the lexical index reader", e))?;
+        Ok(LexicalIndex { index, reader, fields })
+    }
+
+    /// A writer with two indexing threads sharing `heap_bytes` of indexing memory (raised to
+    /// tantivy's minimum of 15 MB per thread; 0 means the minimum).
+    ///
+    /// Documents are tokenized by tantivy's indexing threads, so one thread calling
+    /// [`LexicalWriter::add`] in a loop keeps both cores busy; the writer is also `Sync`, so
+    /// several threads may add at once. Fails with `INDEX_NOT_READY` while another writer
+    /// (this process or another) holds the index.
+    pub fn writer(&self, heap_bytes: usize) -> Result<LexicalWriter> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, WRITER_THREADS);
+        let per_thread = (heap_bytes / threads).clamp(MIN_HEAP_PER_THREAD, MAX_HEAP_PER_THREAD);
+        let writer = self
+            .index
+            .writer_with_num_threads(threads, per_thread * threads)
+            .map_err(|e| map_err("Opening the lexical index writer", e))?;
+        Ok(LexicalWriter { writer, reader: self.reader.clone(), fields: self.fields })
+    }
+
+    /// The generation stored with the last commit, if any commit carried one.
+    pub fn generation(&self) -> Option<u64> {
+        let metas = self.index.load_metas().ok()?;
+        metas.payload?.trim().parse().ok()
+    }
+
+    /// Number of live chunks in the current snapshot.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Makes commits by other processes visible now (they also appear on their own shortly
+    /// after they happen). Commits through this process's writer are visible at once.
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload().map_err(|e| map_err("Reloading the lexical index", e))
+    }
+
+    /// Searches `query` and returns up to `top_k` hits in rank order.
+    ///
+    /// - The query goes through the same analyzer as the text; it is never parsed as a query
+    ///   language, so any text is accepted. `"quoted text"` is a phrase.
+    /// - Ranking is BM25 over `text` and `heading_path` (weights 1:1). Every query clause is
+    ///   optional, but chunks that match all of them come first (each group ordered by BM25),
+    ///   so a missing word never empties the result.
+    /// - `filter` receives the chunk's path; only chunks it accepts are considered, *before*
+    ///   `top_k` is applied (top-k within scope).
+    /// - `score` is the BM25 score within the hit's group; use the rank, not the score, to
+    ///   compare hits.
+    ///
+    /// A blank query, or one with no letters or digits, is `INVALID_ARGUMENT`.
+    pub fn search(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+    ) -> Result<Vec<LexicalHit>> {
+        if query.trim().is_empty() {
+            return Err(Error::invalid_argument("query must not be empty."));
+        }
+        let plan = with_analyzer(|a| plan(query, a));
+        if plan.strict.is_empty() {
+            return Err(Error::invalid_argument(
+                "The query has no searchable words (only punctuation or symbols); type at least one word, name or number.",
+            ));
+        }
+        if top_k == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let (mut first, mut rest) = tier_queries(&self.fields, &plan);
+        if std::env::var_os("LVS_EXP_NOTIER").is_some() && rest.is_some() {
+            first = rest.take().unwrap();
+        }
+        if let Some(w) = std::env::var("LVS_EXP_BIGRAM").ok().and_then(|v| v.parse::<f32>().ok()) {
+            let mut grams = Vec::new();
+            super::bigram::bigrams(query, &mut grams);
+            grams.sort();
+            grams.dedup();
+            let boost = |q: Box<dyn Query>| -> Box<dyn Query> {
+                let mut subs: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, q)];
+                for g in &grams {
+                    subs.push((
+                        Occur::Should,
+                        Box::new(tantivy::query::BoostQuery::new(term_query(self.fields.bigram, g), w)),
+                    ));
+                }
+                Box::new(BooleanQuery::new(subs))
+            };
+            first = boost(first);
+            rest = rest.map(boost);
+        }
+        let mut found = top_k_in_scope(&searcher, first.as_ref(), top_k, filter)?;
+        if found.len() < top_k
+            && let Some(rest) = rest
+        {
+            // The first tier came back short, so it holds *every* in-scope chunk with all
+            // clauses: the best `top_k` of the second-tier query minus those are the rest.
+            // (Excluding them with a MustNot clause trips a tantivy debug assertion with
+            // phrase queries.)
+            let first_tier: HashSet<DocAddress> = found.iter().map(|c| c.addr).collect();
+            let coord = std::env::var_os("LVS_EXP_COORD").is_some();
+            let pool = if coord {
+                top_k.max(std::env::var("LVS_EXP_POOL").ok().and_then(|v| v.parse().ok()).unwrap_or(50))
+            } else {
+                top_k
+            };
+            let mut more = top_k_in_scope(&searcher, rest.as_ref(), pool, filter)?;
+            if coord {
+                let counts = clause_counts(&searcher, &self.fields, &plan, &more)?;
+                let mut keyed: Vec<(usize, Candidate)> = counts.into_iter().zip(more).collect();
+                keyed.sort_by(|a, b| {
+                    b.0.cmp(&a.0).then(b.1.score.total_cmp(&a.1.score)).then(a.1.chunk_id.cmp(&b.1.chunk_id))
+                });
+                more = keyed.into_iter().map(|(_, c)| c).collect();
+            }
+            let room = top_k - found.len();
+            found.extend(more.into_iter().filter(|c| !first_tier.contains(&c.addr)).take(room));
+        }
+        let mut hits = Vec::with_capacity(found.len());
+        for c in found {
+            let doc: TantivyDocument =
+                searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
+            let get = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default();
+            let snippet = with_analyzer(|a| snippet(get(self.fields.text), &plan.terms, a));
+            hits.push(LexicalHit {
+                chunk_id: c.chunk_id,
+                path: get(self.fields.path).to_string(),
+                heading_path: get(self.fields.heading_path).to_string(),
+                anchor: get(self.fields.anchor).to_string(),
+                source_hash: get(self.fields.source_hash).to_string(),
+                score: c.score,
+                snippet,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// Chunk ids stored for `path` (for checks and repairs), in ascending order.
+    pub fn chunk_ids_for_path(&self, path: &str) -> Result<Vec<u64>> {
+        let searcher = self.reader.searcher();
+        let query = TermQuery::new(Term::from_field_text(self.fields.path, path), IndexRecordOption::Basic);
+        let count = searcher.search(&query, &Count).map_err(|e| map_err("Listing chunks of a file", e))?;
+        let mut ids = Vec::with_capacity(count);
+        collect_chunk_ids(&searcher, &query, &mut ids)?;
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// Every chunk id in the index, ascending (to compare with the metadata store).
+    pub fn all_chunk_ids(&self) -> Result<Vec<u64>> {
+        let searcher = self.reader.searcher();
+        let mut ids = Vec::with_capacity(usize::try_from(searcher.num_docs()).unwrap_or(0));
+        collect_chunk_ids(&searcher, &AllQuery, &mut ids)?;
+        ids.sort_unstable();
+        Ok(ids)
+    }
+}
+
+fn collect_chunk_ids(searcher: &tantivy::Searcher, query: &dyn Query, out: &mut Vec<u64>) -> Result<()> {
+    let weight = query
+        .weight(EnableScoring::disabled_from_searcher(searcher))
+        .map_err(|e| map_err("Listing chunk ids", e))?;
+    for reader in searcher.segment_readers() {
+        let ids = reader.fast_fields().u64(F_CHUNK_ID).map_err(|e| map_err("Listing chunk ids", e))?;
+        let alive = reader.alive_bitset();
+        weight
+            .for_each_no_score(reader, &mut |docs| {
+                for &doc in docs {
+                    if alive.is_none_or(|a| a.is_alive(doc))
+                        && let Some(id) = ids.first(doc)
+                    {
+                        out.push(id);
+                    }
+                }
+            })
+            .map_err(|e| map_err("Listing chunk ids", e))?;
+    }
+    Ok(())
+}
+
+/// Writes to a [`LexicalIndex`]. Changes become visible (and durable) at
+/// [`LexicalWriter::commit`]; dropping the writer without committing discards them.
+pub struct LexicalWriter {
+    writer: IndexWriter,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+impl std::fmt::Debug for LexicalWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LexicalWriter").finish_non_exhaustive()
+    }
+}
+
+impl LexicalWriter {
+    /// Queues a chunk for indexing (tokenized on tantivy's indexing threads). It does not
+    /// replace an older chunk with the same id or path: delete those first.
+    pub fn add(&self, doc: &LexicalDoc) -> Result<()> {
+        let mut d = TantivyDocument::new();
+        d.add_u64(self.fields.chunk_id, doc.chunk_id);
+        d.add_text(self.fields.path, &doc.path);
+        d.add_text(self.fields.text, &doc.text);
+        d.add_text(self.fields.heading_path, &doc.heading_path);
+        d.add_text(self.fields.anchor, &doc.anchor);
+        d.add_text(self.fields.source_hash, &doc.source_hash);
+        if std::env::var_os("LVS_EXP_BIGRAM").is_some() {
+            d.add_text(self.fields.bigram, &doc.text);
+        }
+        self.writer.add_document(d).map_err(|e| map_err("Indexing a chunk", e))?;
+        Ok(())
+    }
+
+    /// Deletes every chunk of the file `path` (chunks added before this call).
+    pub fn delete_path(&self, path: &str) {
+        self.writer.delete_term(Term::from_field_text(self.fields.path, path));
+    }
+
+    /// Deletes the chunk `chunk_id` (added before this call).
+    pub fn delete_chunk(&self, chunk_id: u64) {
+        self.writer.delete_term(Term::from_field_u64(self.fields.chunk_id, chunk_id));
+    }
+
+    /// Deletes every chunk (added before this call).
+    pub fn delete_all(&self) -> Result<()> {
+        self.writer.delete_all_documents().map_err(|e| map_err("Clearing the lexical index", e))?;
+        Ok(())
+    }
+
+    /// Commits everything queued so far, storing `generation` with the commit (read back by
+    /// [`LexicalIndex::generation`]), and makes it visible to searches of this process.
+    pub fn commit(&mut self, generation: u64) -> Result<()> {
+        let mut prepared =
+            self.writer.prepare_commit().map_err(|e| map_err("Committing the lexical index", e))?;
+        prepared.set_payload(&generation.to_string());
+        prepared.commit().map_err(|e| map_err("Committing the lexical index", e))?;
+        self.reader.reload().map_err(|e| map_err("Reloading the lexical index", e))
+    }
+
+    /// Discards everything queued since the last commit.
+    pub fn rollback(&mut self) -> Result<()> {
+        self.writer.rollback().map_err(|e| map_err("Rolling back the lexical index", e))?;
+        Ok(())
+    }
+}
+
+/// For each candidate, how many strict clauses of `plan` it matches.
+fn clause_counts(
+    searcher: &tantivy::Searcher,
+    f: &Fields,
+    plan: &Plan,
+    cands: &[Candidate],
+) -> Result<Vec<usize>> {
+    let mut counts = vec![0; cands.len()];
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by_key(|&i| cands[i].addr);
+    for clause in &plan.strict {
+        let weight = clause_query(f, clause)
+            .weight(EnableScoring::disabled_from_searcher(searcher))
+            .map_err(|e| map_err("Searching the lexical index", e))?;
+        let mut current: Option<(u32, Box<dyn tantivy::query::Scorer>)> = None;
+        for &i in &order {
+            let addr = cands[i].addr;
+            if current.as_ref().is_none_or(|(seg, _)| *seg != addr.segment_ord) {
+                let reader = searcher.segment_reader(addr.segment_ord);
+                let scorer =
+                    weight.scorer(reader, 1.0).map_err(|e| map_err("Searching the lexical index", e))?;
+                current = Some((addr.segment_ord, scorer));
+            }
+            if let Some((_, scorer)) = current.as_mut() {
+                use tantivy::DocSet;
+                if scorer.doc() <= addr.doc_id && scorer.seek(addr.doc_id) == addr.doc_id {
+                    counts[i] += 1;
+                }
+            }
+        }
+    }
+    Ok(counts)
+}
+
+/// The tantivy query of one clause over both fields.
+fn clause_query(f: &Fields, c: &Clause) -> Box<dyn Query> {
+    let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for field in [f.text, f.heading_path] {
+        for phrase in &c.phrases {
+            let terms: Vec<(usize, Term)> =
+                phrase.iter().map(|(o, t)| (*o, Term::from_field_text(field, t))).collect();
+            match terms.len() {
+                0 => {}
+                1 => subs.push((Occur::Should, term_query(field, &phrase[0].1))),
+                _ => subs.push((Occur::Should, Box::new(PhraseQuery::new_with_offset(terms)))),
+            }
+        }
+        for t in &c.terms {
+            subs.push((Occur::Should, term_query(field, t)));
+        }
+    }
+    Box::new(BooleanQuery::new(subs))
+}
+
+fn term_query(field: Field, text: &str) -> Box<dyn Query> {
+    Box::new(TermQuery::new(Term::from_field_text(field, text), IndexRecordOption::WithFreqs))
+}
+
+/// The first-tier query (all strict clauses required, loose terms scoring) and, when it can
+/// match more, the second-tier query (any clause or loose term).
+fn tier_queries(f: &Fields, plan: &Plan) -> (Box<dyn Query>, Option<Box<dyn Query>>) {
+    let strict: Vec<Box<dyn Query>> = plan.strict.iter().map(|c| clause_query(f, c)).collect();
+    let loose: Vec<Box<dyn Query>> = plan
+        .loose
+        .iter()
+        .map(|t| clause_query(f, &Clause { phrases: Vec::new(), terms: vec![t.clone()] }))
+        .chain(plan.boost.iter().map(|c| clause_query(f, c)))
+        .collect();
+    let mut first: Vec<(Occur, Box<dyn Query>)> =
+        strict.iter().map(|q| (Occur::Must, q.box_clone())).collect();
+    first.extend(loose.iter().map(|q| (Occur::Should, q.box_clone())));
+    let first: Box<dyn Query> = Box::new(BooleanQuery::new(first));
+    if strict.len() < 2 && loose.is_empty() {
+        return (first, None);
+    }
+    let mut rest: Vec<(Occur, Box<dyn Query>)> =
+        strict.iter().map(|q| (Occur::Should, q.box_clone())).collect();
+    rest.extend(loose.iter().map(|q| (Occur::Should, q.box_clone())));
+    (first, Some(Box::new(BooleanQuery::new(rest))))
+}
+
+/// A candidate hit.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    score: Score,
+    chunk_id: u64,
+    addr: DocAddress,
+}
+
+/// Heap order: the *worst* candidate on top (lowest score, then highest chunk id).
+struct Worst(Candidate);
+
+impl PartialEq for Worst {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Worst {}
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Worst {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // "greater" = worse, so the max-heap's top is the worst
+        other.0.score.total_cmp(&self.0.score).then(self.0.chunk_id.cmp(&other.0.chunk_id))
+    }
+}
+
+/// The best `k` live documents matching `query` whose path the filter accepts, best first
+/// (score descending, then chunk id ascending).
+///
+/// This is a filtering top-k collector written against tantivy's `Weight` directly, because
+/// tantivy's `Collector` children must be `'static` and the caller's filter is borrowed. Each
+/// segment keeps an ordinal → in-scope cache over its `path` fast-field dictionary, so the
+/// filter runs at most once per distinct path and segment. Block-WAND pruning still applies:
+/// the threshold handed back to tantivy is the current k-th score.
+fn top_k_in_scope(
+    searcher: &tantivy::Searcher,
+    query: &dyn Query,
+    k: usize,
+    filter: Option<&ScopeFilter<'_>>,
+) -> Result<Vec<Candidate>> {
+    let weight = query
+        .weight(EnableScoring::enabled_from_searcher(searcher))
+        .map_err(|e| map_err("Searching the lexical index", e))?;
+    let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k.min(1024) + 1);
+    for (seg_ord, reader) in searcher.segment_readers().iter().enumerate() {
+        let ids =
+            reader.fast_fields().u64(F_CHUNK_ID).map_err(|e| map_err("Searching the lexical index", e))?;
+        let paths = match filter {
+            Some(_) => match reader
+                .fast_fields()
+                .str(F_PATH)
+                .map_err(|e| map_err("Searching the lexical index", e))?
+            {
+                Some(col) => Some(col),
+                None => continue, // no paths in this segment: nothing is in scope
+            },
+            None => None,
+        };
+        // 0 = not yet known, 1 = in scope, 2 = out of scope
+        let mut scope_cache: Vec<u8> = vec![0; paths.as_ref().map_or(0, |p| p.num_terms())];
+        let mut path_buf = String::new();
+        let alive = reader.alive_bitset();
+        let seg_ord = u32::try_from(seg_ord).unwrap_or(u32::MAX);
+        let threshold_of = |heap: &BinaryHeap<Worst>| -> Score {
+            if heap.len() >= k {
+                heap.peek().map_or(Score::MIN, |w| w.0.score.next_down())
+            } else {
+                Score::MIN
+            }
+        };
+        let start_threshold = threshold_of(&heap);
+        weight
+            .for_each_pruning(start_threshold, reader, &mut |doc, score| {
+                let current = threshold_of(&heap);
+                if alive.is_some_and(|a| a.is_deleted(doc)) {
+                    return current;
+                }
+                if let (Some(filter), Some(paths)) = (filter, paths.as_ref()) {
+                    let in_scope = paths.term_ords(doc).any(|ord| {
+                        let Some(slot) = usize::try_from(ord).ok().and_then(|o| scope_cache.get_mut(o))
+                        else {
+                            return false;
+                        };
+                        if *slot == 0 {
+                            path_buf.clear();
+                            let ok =
+                                paths.ord_to_str(ord, &mut path_buf).unwrap_or(false) && filter(&path_buf);
+                            *slot = if ok { 1 } else { 2 };
+                        }
+                        *slot == 1
+                    });
+                    if !in_scope {
+                        return current;
+                    }
+                }
+                let chunk_id = ids.first(doc).unwrap_or(u64::MAX);
+                let cand = Worst(Candidate { score, chunk_id, addr: DocAddress::new(seg_ord, doc) });
+                if heap.len() < k {
+                    heap.push(cand);
+                } else if let Some(mut worst) = heap.peek_mut()
+                    && cand < *worst
+                {
+                    *worst = cand;
+                }
+                threshold_of(&heap)
+            })
+            .map_err(|e| map_err("Searching the lexical index", e))?;
+    }
+    let mut out: Vec<Candidate> = heap.into_iter().map(|w| w.0).collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.chunk_id.cmp(&b.chunk_id)));
+    Ok(out)
+}

@@ -1,0 +1,250 @@
+//! From user text to a query plan: clauses built from the analyzer's output, never from a
+//! query syntax, so no user input can cause a parse error.
+//!
+//! - `"quoted text"` (also `＂…＂` and `“…”`) is one phrase clause. An unbalanced quote is
+//!   ignored.
+//! - Every other whitespace-separated word is analyzed on its own and split into clauses:
+//!   - consecutive word-run parts and Japanese nouns form one *group*, matched as a phrase
+//!     (`形態素解析` → phrase `形態素 解析`; `kb_search` → phrase `kb search` or the whole
+//!     identifier `kb_search`; `C#` → the term `c#`);
+//!   - an independent verb, adjective or adverb is a clause of its own, matching its surface or
+//!     its base form (`住んだ` matches `住む`, `住んでいる`);
+//!   - particles, auxiliaries, pronouns and other function words are not clauses (a natural
+//!     question such as `日本で梅雨がないのは北海道とどこか` keeps `日本`, `梅雨`, `ない`,
+//!     `北海道`), unless the word has nothing else (`です` alone is still searched).
+//! - Each part (two characters or longer) of a multi-token group is also a *loose* term: it
+//!   adds to the score and lets a chunk that has only part of a compound match, below chunks
+//!   that have the compound itself.
+
+use super::analyzer::{Analyzer, Class, Kind};
+
+/// Most clauses (strict or loose) a query keeps; the rest of a very long query is ignored.
+pub(crate) const MAX_CLAUSES: usize = 64;
+
+/// One unit of the query: matches when any of its phrases or terms matches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Clause {
+    /// Phrases of at least two terms, each term with its offset in the phrase.
+    pub(crate) phrases: Vec<Vec<(usize, String)>>,
+    /// Single terms.
+    pub(crate) terms: Vec<String>,
+}
+
+/// The analyzed query.
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// Clauses a chunk must all match to rank in the first tier.
+    pub(crate) strict: Vec<Clause>,
+    /// Optional terms that only add to the score.
+    pub(crate) loose: Vec<String>,
+    /// Optional phrases that only add to the score.
+    pub(crate) boost: Vec<Clause>,
+    /// Every term the query can match, for highlighting.
+    pub(crate) terms: Vec<String>,
+}
+
+enum Piece<'a> {
+    Word(&'a str),
+    Phrase(&'a str),
+}
+
+fn is_quote(c: char) -> bool {
+    matches!(c, '"' | '＂' | '“' | '”')
+}
+
+/// Splits the query into words and quoted phrases.
+fn pieces(query: &str) -> Vec<Piece<'_>> {
+    let mut out = Vec::new();
+    let mut word_start: Option<usize> = None;
+    let mut iter = query.char_indices();
+    while let Some((i, c)) = iter.next() {
+        if is_quote(c) {
+            if let Some(ws) = word_start.take() {
+                out.push(Piece::Word(&query[ws..i]));
+            }
+            let inner = i + c.len_utf8();
+            if let Some(close) = query[inner..].find(is_quote) {
+                out.push(Piece::Phrase(&query[inner..inner + close]));
+                let resume = inner + close;
+                // skip to the closing quote (inclusive)
+                for (j, _) in iter.by_ref() {
+                    if j >= resume {
+                        break;
+                    }
+                }
+            }
+            // an unbalanced quote is dropped
+        } else if c.is_whitespace() {
+            if let Some(ws) = word_start.take() {
+                out.push(Piece::Word(&query[ws..i]));
+            }
+        } else if word_start.is_none() {
+            word_start = Some(i);
+        }
+    }
+    if let Some(ws) = word_start {
+        out.push(Piece::Word(&query[ws..]));
+    }
+    out
+}
+
+/// Primary token and alternates at one position.
+#[derive(Default)]
+struct Slot {
+    primary: Option<(String, Class)>,
+    /// Whole identifiers: text and the number of positions covered.
+    wholes: Vec<(String, usize)>,
+    bases: Vec<String>,
+}
+
+fn slots(analyzer: &Analyzer) -> Vec<Slot> {
+    let mut slots: Vec<Slot> = Vec::new();
+    for t in &analyzer.tokens {
+        let p = t.token.position;
+        if p >= slots.len() {
+            slots.resize_with(p + 1, Slot::default);
+        }
+        let slot = &mut slots[p];
+        match t.kind {
+            Kind::Primary(class) => slot.primary = Some((t.token.text.clone(), class)),
+            Kind::Whole => slot.wholes.push((t.token.text.clone(), t.token.position_length)),
+            Kind::Base => slot.bases.push(t.token.text.clone()),
+        }
+    }
+    slots.retain(|s| s.primary.is_some());
+    slots
+}
+
+/// The clause for one position: its term, plus base forms; a suffixed identifier (`c#`)
+/// matches only as a whole.
+fn single(slot: &Slot) -> Option<Clause> {
+    let (text, _) = slot.primary.as_ref()?;
+    if let Some((whole, _)) = slot.wholes.iter().find(|(_, len)| *len == 1) {
+        return Some(Clause { phrases: Vec::new(), terms: vec![whole.clone()] });
+    }
+    let mut terms = vec![text.clone()];
+    terms.extend(slot.bases.iter().filter(|b| *b != text).cloned());
+    Some(Clause { phrases: Vec::new(), terms })
+}
+
+/// The clause for several consecutive positions: a phrase, or a whole identifier covering
+/// exactly these positions.
+fn group(slots: &[Slot]) -> Option<Clause> {
+    match slots {
+        [] => None,
+        [one] => single(one),
+        many => {
+            let phrase: Vec<(usize, String)> = many
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.primary.as_ref().map(|(t, _)| (i, t.clone())))
+                .collect();
+            let terms =
+                many[0].wholes.iter().filter(|(_, len)| *len == many.len()).map(|(w, _)| w.clone()).collect();
+            Some(Clause { phrases: vec![phrase], terms })
+        }
+    }
+}
+
+/// Builds the plan for `query`. An empty plan (no strict clause) means the query has nothing
+/// searchable.
+pub(crate) fn plan(query: &str, analyzer: &mut Analyzer) -> Plan {
+    let mut plan = Plan::default();
+    for piece in pieces(query) {
+        if plan.strict.len() >= MAX_CLAUSES {
+            break;
+        }
+        match piece {
+            Piece::Phrase(text) => {
+                analyzer.run(text);
+                let slots = slots(analyzer);
+                if let Some(c) = group(&slots) {
+                    push_clause(&mut plan, c);
+                }
+            }
+            Piece::Word(text) => {
+                analyzer.run(text);
+                let slots = slots(analyzer);
+                let before = plan.strict.len();
+                let mut start = 0;
+                for (i, slot) in slots.iter().enumerate() {
+                    let class = slot.primary.as_ref().map_or(Class::Function, |(_, c)| *c);
+                    if matches!(class, Class::Word | Class::Noun) {
+                        continue;
+                    }
+                    word_group(&mut plan, &slots[start..i]);
+                    if class == Class::Content
+                        && let Some(c) = single(slot)
+                    {
+                        if std::env::var_os("LVS_EXP_VERBLOOSE").is_some() {
+                            for t in c.terms {
+                                if !plan.loose.contains(&t) {
+                                    plan.loose.push(t);
+                                }
+                            }
+                        } else {
+                            push_clause(&mut plan, c);
+                        }
+                    }
+                    start = i + 1;
+                }
+                word_group(&mut plan, &slots[start..]);
+                if plan.strict.len() == before
+                    && let Some(c) = group(&slots)
+                {
+                    // only function words: search them as typed
+                    push_clause(&mut plan, c);
+                }
+            }
+        }
+    }
+    plan.strict.truncate(MAX_CLAUSES);
+    plan.loose.truncate(MAX_CLAUSES);
+    let mut terms: Vec<String> = Vec::new();
+    for c in &plan.strict {
+        terms.extend(c.terms.iter().cloned());
+        terms.extend(c.phrases.iter().flatten().map(|(_, t)| t.clone()));
+    }
+    terms.extend(plan.loose.iter().cloned());
+    terms.sort();
+    terms.dedup();
+    plan.terms = terms;
+    plan
+}
+
+/// A group from a whitespace word: the strict clause plus its loose parts.
+fn word_group(plan: &mut Plan, slots: &[Slot]) {
+    let Some(clause) = group(slots) else { return };
+    if std::env::var_os("LVS_EXP_V2").is_some()
+        && slots.len() > 1
+        && slots.iter().all(|s| s.primary.as_ref().is_some_and(|(_, c)| *c == Class::Noun))
+    {
+        for s in slots {
+            if let Some(c) = single(s) {
+                push_clause(plan, c);
+            }
+        }
+        if !plan.boost.contains(&clause) {
+            plan.boost.push(clause);
+        }
+        return;
+    }
+    if slots.len() > 1 {
+        for slot in slots {
+            let parts = slot.primary.iter().map(|(t, _)| t);
+            let inner_wholes = slot.wholes.iter().filter(|(_, len)| *len < slots.len()).map(|(t, _)| t);
+            for text in parts.chain(inner_wholes) {
+                if text.chars().count() >= 2 && !plan.loose.contains(text) {
+                    plan.loose.push(text.clone());
+                }
+            }
+        }
+    }
+    push_clause(plan, clause);
+}
+
+fn push_clause(plan: &mut Plan, clause: Clause) {
+    if !plan.strict.contains(&clause) {
+        plan.strict.push(clause);
+    }
+}

@@ -1,0 +1,177 @@
+//! Snippets in the contract's FTS5 shape (`contract.md` §8.2:
+//! `snippet(chunks_fts, 0, '[', ']', '...', 16)`).
+//!
+//! A window of [`WINDOW`] tokens of the chunk text is chosen to hold the most distinct query
+//! terms (then the most matches), with the matches centred; matched tokens are wrapped in
+//! `[`…`]` (adjacent matches share one pair, so `形態素解析` shows as `[形態素解析]`), and `...`
+//! marks text cut off before or after the window. A window that starts at the first token
+//! keeps the text before it; one that ends at the last token keeps the text after it. When
+//! nothing in the text matches (the match was in the heading path), the window is the first
+//! [`WINDOW`] tokens.
+//!
+//! Large chunks are not analyzed whole: the first piece that can contain a match (found by a
+//! cheap substring test on the normalised text) is analyzed instead.
+
+use std::collections::HashMap;
+
+use super::analyzer::{Analyzer, Kind, final_text};
+
+/// Tokens in a snippet window (FTS5's `snippet(..., 16)`).
+pub(crate) const WINDOW: usize = 16;
+
+/// Texts up to this size are analyzed whole.
+const FULL_ANALYSIS_BYTES: usize = 16 * 1024;
+/// Larger texts are looked at in pieces of about this size.
+const PIECE_BYTES: usize = 4 * 1024;
+/// Larger texts are searched for a match only this far.
+const SCAN_LIMIT_BYTES: usize = 1024 * 1024;
+/// Characters shown of a text that has no tokens at all.
+const TOKENLESS_CHARS: usize = 100;
+
+/// The snippet of `text` for the query terms `terms` (analyzed forms).
+pub(crate) fn snippet(text: &str, terms: &[String], analyzer: &mut Analyzer) -> String {
+    let (start, end) =
+        if text.len() <= FULL_ANALYSIS_BYTES { (0, text.len()) } else { choose_piece(text, terms) };
+    let piece = &text[start..end];
+    analyzer.run(piece);
+    let index: HashMap<&str, usize> = terms.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
+
+    // spans of primary tokens by position, and matches (position, term, span)
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut hits: Vec<(usize, usize, usize, usize)> = Vec::new();
+    for t in &analyzer.tokens {
+        let tok = &t.token;
+        if let Kind::Primary(_) = t.kind {
+            if tok.position >= spans.len() {
+                spans.resize(tok.position + 1, (tok.offset_from, tok.offset_to));
+            }
+            spans[tok.position] = (tok.offset_from, tok.offset_to);
+        }
+        if let Some(&term) = index.get(tok.text.as_str()) {
+            hits.push((tok.position, term, tok.offset_from, tok.offset_to));
+        }
+    }
+    let n = spans.len();
+    if n == 0 {
+        let shown: String = piece.chars().take(TOKENLESS_CHARS).collect();
+        let more = start + shown.len() < text.len();
+        return format!("{}{shown}{}", if start > 0 { "..." } else { "" }, if more { "..." } else { "" });
+    }
+    hits.retain(|h| h.0 < n);
+    hits.sort_unstable();
+
+    let s = best_window_start(&hits, n);
+    let e = (s + WINDOW).min(n);
+    let from = if s == 0 { 0 } else { spans[s].0 };
+    let to = if e == n { piece.len() } else { spans[e - 1].1 };
+
+    let mut marks: Vec<(usize, usize)> = hits
+        .iter()
+        .filter(|h| h.0 >= s && h.0 < e)
+        .map(|h| (h.2.max(from), h.3.min(to)))
+        .filter(|(a, b)| a < b)
+        .collect();
+    marks.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::with_capacity(marks.len());
+    for (a, b) in marks {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+
+    let mut out = String::with_capacity(to - from + 8 + 2 * merged.len());
+    if start + from > 0 {
+        out.push_str("...");
+    }
+    let mut at = from;
+    for (a, b) in merged {
+        out.push_str(&piece[at..a]);
+        out.push('[');
+        out.push_str(&piece[a..b]);
+        out.push(']');
+        at = b;
+    }
+    out.push_str(&piece[at..to]);
+    if start + to < text.len() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// The first position of the best window: most distinct terms, then most matches, matches
+/// centred, earliest on ties.
+fn best_window_start(hits: &[(usize, usize, usize, usize)], n: usize) -> usize {
+    let mut best: Option<(usize, usize)> = None; // (score, start)
+    let mut seen: Vec<usize> = Vec::new();
+    let mut prev_first = None;
+    for (i, &(first, ..)) in hits.iter().enumerate() {
+        if prev_first == Some(first) {
+            continue;
+        }
+        prev_first = Some(first);
+        seen.clear();
+        let mut count = 0;
+        let mut last = first;
+        for h in hits[i..].iter().take_while(|h| h.0 < first + WINDOW) {
+            if !seen.contains(&h.1) {
+                seen.push(h.1);
+            }
+            count += 1;
+            last = h.0;
+        }
+        let score = seen.len() * 1000 + count;
+        let shift = (WINDOW - (last - first + 1)) / 2;
+        let start = first.saturating_sub(shift).min(n.saturating_sub(WINDOW));
+        if best.is_none_or(|(b, _)| score > b) {
+            best = Some((score, start));
+        }
+    }
+    best.map_or(0, |(_, s)| s)
+}
+
+/// For a large text: the byte range of the first piece that may hold a match (or the first
+/// piece). Pieces end at a line break where possible.
+fn choose_piece(text: &str, terms: &[String]) -> (usize, usize) {
+    let mut probes: Vec<String> = Vec::new();
+    for t in terms {
+        probes.push(t.clone());
+        // inflected forms of a base form share all but the last character (住む → 住ん)
+        let mut chars = t.chars();
+        if !t.is_ascii() && chars.next_back().is_some() && chars.clone().count() >= 1 {
+            probes.push(chars.as_str().to_string());
+        }
+    }
+    let mut norm = super::normalize::Normalized::default();
+    let mut start = 0;
+    let first = piece_end(text, 0);
+    while start < text.len() && start < SCAN_LIMIT_BYTES {
+        let end = piece_end(text, start);
+        norm.normalize(&text[start..end]);
+        let folded = final_text(&norm.text);
+        if probes.iter().any(|p| folded.contains(p.as_str())) {
+            return (start, end);
+        }
+        start = end;
+    }
+    (0, first)
+}
+
+/// End of the piece starting at `start`: the last line break within [`PIECE_BYTES`], else a
+/// character boundary.
+fn piece_end(text: &str, start: usize) -> usize {
+    let limit = (start + PIECE_BYTES).min(text.len());
+    if limit == text.len() {
+        return limit;
+    }
+    if let Some(nl) = text.as_bytes()[start..limit].iter().rposition(|&b| b == b'\n')
+        && nl > 0
+    {
+        return start + nl + 1;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end == start { text[start..].chars().next().map_or(text.len(), |c| start + c.len_utf8()) } else { end }
+}

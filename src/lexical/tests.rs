@@ -1,0 +1,724 @@
+//! Behaviour a user would notice: Japanese matching, identifiers, ranking, scope, snippets,
+//! persistence. Real tantivy indexes (in RAM or in temporary folders), no mocks.
+
+use proptest::prelude::*;
+
+use super::analyzer::{Analyzer, Kind};
+use super::*;
+use crate::error::ErrorCode;
+
+fn doc(chunk_id: u64, path: &str, heading_path: &str, text: &str) -> LexicalDoc {
+    LexicalDoc {
+        chunk_id,
+        path: path.to_string(),
+        heading_path: heading_path.to_string(),
+        text: text.to_string(),
+        anchor: format!("p{chunk_id}~a~b"),
+        source_hash: format!("hash-of-{path}"),
+    }
+}
+
+/// An in-memory index holding `texts` as chunks 1, 2, … of `doc{N}.md`.
+fn index_of(texts: &[&str]) -> LexicalIndex {
+    let docs: Vec<LexicalDoc> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| doc(i as u64 + 1, &format!("doc{}.md", i + 1), "", t))
+        .collect();
+    index_with(&docs)
+}
+
+fn index_with(docs: &[LexicalDoc]) -> LexicalIndex {
+    let index = LexicalIndex::create_in_ram().unwrap();
+    let mut w = index.writer(0).unwrap();
+    for d in docs {
+        w.add(d).unwrap();
+    }
+    w.commit(1).unwrap();
+    index
+}
+
+fn ids(index: &LexicalIndex, query: &str) -> Vec<u64> {
+    index.search(query, 10, None).unwrap().into_iter().map(|h| h.chunk_id).collect()
+}
+
+fn sorted(mut ids: Vec<u64>) -> Vec<u64> {
+    ids.sort_unstable();
+    ids
+}
+
+fn snippet_of(index: &LexicalIndex, query: &str) -> String {
+    index.search(query, 1, None).unwrap().into_iter().next().map(|h| h.snippet).unwrap_or_default()
+}
+
+// ---------------------------------------------------------------- analyzer
+
+#[test]
+fn full_and_half_width_forms_give_the_same_tokens() {
+    assert_eq!(analyze("ＡＰＩ"), vec!["api"]);
+    assert_eq!(analyze("API"), vec!["api"]);
+    assert_eq!(analyze("ｻｰﾊﾞｰ"), analyze("サーバー"));
+    assert_eq!(analyze("サーバー"), analyze("サーバ"));
+    assert_eq!(analyze("ｻｰﾊﾞ"), vec!["サーバ"]);
+    assert_eq!(analyze("１２３"), vec!["123"]);
+}
+
+#[test]
+fn katakana_stem_only_strips_long_katakana_words() {
+    assert_eq!(analyze("ユーザー"), analyze("ユーザ"));
+    assert_eq!(analyze("コンピューター"), analyze("コンピュータ"));
+    assert_eq!(analyze("キー"), vec!["キー"]); // too short to stem
+}
+
+#[test]
+fn offsets_point_into_the_original_text() {
+    let text = "まず ＡＰＩ を ｻｰﾊﾞｰ で呼ぶ。Use kb_search, ｶﾞｲﾄﾞ and ﾃﾞｰﾀﾍﾞｰｽ.";
+    let mut a = Analyzer::new();
+    a.run(text);
+    let spans: Vec<(&str, &str)> = a
+        .tokens
+        .iter()
+        .map(|t| (t.token.text.as_str(), &text[t.token.offset_from..t.token.offset_to]))
+        .collect();
+    assert!(spans.contains(&("api", "ＡＰＩ")), "{spans:?}");
+    assert!(spans.contains(&("サーバ", "ｻｰﾊﾞｰ")), "{spans:?}");
+    assert!(spans.contains(&("kb_search", "kb_search")), "{spans:?}");
+    assert!(spans.contains(&("search", "search")), "{spans:?}");
+    assert!(spans.contains(&("ガイド", "ｶﾞｲﾄﾞ")), "{spans:?}");
+}
+
+#[test]
+fn positions_are_consecutive_and_alternates_share_them() {
+    let mut a = Analyzer::new();
+    a.run("東京都に住んでいる。kb_search!");
+    let primaries: Vec<usize> =
+        a.tokens.iter().filter(|t| matches!(t.kind, Kind::Primary(_))).map(|t| t.token.position).collect();
+    assert_eq!(primaries, (0..primaries.len()).collect::<Vec<_>>());
+    let base = a.tokens.iter().find(|t| t.token.text == "住む").unwrap();
+    let surface = a.tokens.iter().find(|t| t.token.text == "住ん").unwrap();
+    assert_eq!(base.token.position, surface.token.position);
+    let whole = a.tokens.iter().find(|t| t.token.text == "kb_search").unwrap();
+    let kb = a.tokens.iter().find(|t| t.token.text == "kb").unwrap();
+    assert_eq!((whole.token.position, whole.token.position_length), (kb.token.position, 2));
+}
+
+#[test]
+fn identifiers_are_split_into_parts_and_kept_whole() {
+    let has = |text: &str, want: &[&str]| {
+        let got = analyze(text);
+        for w in want {
+            assert!(got.iter().any(|g| g == w), "{text}: missing {w} in {got:?}");
+        }
+    };
+    has("kb_search", &["kb", "search", "kb_search"]);
+    has("Array.prototype.map", &["array", "prototype", "map", "array.prototype.map"]);
+    has("Vec<T>", &["vec", "t"]);
+    has("HTTPServer", &["http", "server", "httpserver"]);
+    has("fooBar", &["foo", "bar", "foobar"]);
+    has("std::fs::read_to_string", &["std", "fs", "read", "to", "string", "std::fs::read_to_string"]);
+    has("utf8", &["utf", "8", "utf8"]);
+    has("C# と C++ と F#", &["c#", "c++", "f#"]);
+    assert_eq!(analyze("end."), vec!["end"]); // a trailing connector is not part of the word
+    assert_eq!(analyze("C#."), vec!["c", "c#"]);
+}
+
+#[test]
+fn tokens_without_letters_or_digits_are_dropped() {
+    assert!(analyze("。、！？ --- *** （）「」").is_empty());
+    assert!(analyze("").is_empty());
+    assert_eq!(analyze("「会議」。"), vec!["会議"]);
+}
+
+#[test]
+fn independent_verbs_get_their_base_form() {
+    let tokens = analyze("住んでいる");
+    assert!(tokens.contains(&"住ん".to_string()) && tokens.contains(&"住む".to_string()), "{tokens:?}");
+    // particles and auxiliaries keep only their surface
+    assert!(!analyze("東京で").contains(&"だ".to_string()));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn analyzer_never_panics_and_offsets_are_valid(text in "\\PC{0,60}") {
+        let mut a = Analyzer::new();
+        a.run(&text);
+        let mut last_primary = None;
+        for t in &a.tokens {
+            let tok = &t.token;
+            prop_assert!(tok.offset_from <= tok.offset_to && tok.offset_to <= text.len());
+            prop_assert!(text.is_char_boundary(tok.offset_from) && text.is_char_boundary(tok.offset_to));
+            prop_assert!(!tok.text.is_empty() && tok.text.chars().any(char::is_alphanumeric));
+            if matches!(t.kind, Kind::Primary(_)) {
+                prop_assert_eq!(tok.position, last_primary.map_or(0, |p: usize| p + 1));
+                last_primary = Some(tok.position);
+            }
+        }
+    }
+
+    #[test]
+    fn search_never_fails_on_any_query(query in "\\PC{0,40}") {
+        static INDEX: std::sync::OnceLock<LexicalIndex> = std::sync::OnceLock::new();
+        let index = INDEX.get_or_init(|| index_of(&["東京都庁 と kb_search の Vec<T>", "サーバー を 起動 する"]));
+        match index.search(&query, 5, None) {
+            Ok(_) => {}
+            Err(e) => prop_assert_eq!(e.code, ErrorCode::InvalidArgument),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- Japanese search
+
+#[test]
+fn kyoto_does_not_match_tokyo_metropolitan_office() {
+    let index = index_of(&["東京都庁に行きました。", "京都に行きました。"]);
+    assert_eq!(ids(&index, "京都"), vec![2]);
+    assert_eq!(ids(&index, "東京"), vec![1]);
+    assert_eq!(ids(&index, "都庁"), vec![1]);
+}
+
+#[test]
+fn width_variants_find_each_other() {
+    let index =
+        index_of(&["ＡＰＩ の説明", "API reference", "ｻｰﾊﾞｰ の設定", "サーバーの起動", "サーバを止める"]);
+    assert_eq!(sorted(ids(&index, "API")), vec![1, 2]);
+    assert_eq!(sorted(ids(&index, "ＡＰＩ")), vec![1, 2]);
+    for q in ["サーバー", "サーバ", "ｻｰﾊﾞｰ"] {
+        assert_eq!(sorted(ids(&index, q)), vec![3, 4, 5], "query {q}");
+    }
+}
+
+#[test]
+fn a_word_inside_a_compound_matches() {
+    let index = index_of(&["会議室の予算を確認する", "関西国際空港に着いた"]);
+    assert_eq!(ids(&index, "会議"), vec![1]);
+    assert_eq!(ids(&index, "空港"), vec![2]);
+    assert_eq!(ids(&index, "関西国際空港"), vec![2]);
+}
+
+#[test]
+fn a_missing_word_never_empties_the_result() {
+    let index = index_of(&["会議の議事録", "天気の話", "会議室の予算"]);
+    assert_eq!(ids(&index, "会議 予算"), vec![3, 1]);
+    assert_eq!(sorted(ids(&index, "会議 存在しない言葉")), vec![1, 3]);
+}
+
+#[test]
+fn compound_nouns_are_found_as_phrases() {
+    let index = index_of(&["形態素解析を行う", "構文の解析と形態素の話", "天気"]);
+    let got = ids(&index, "形態素解析");
+    assert_eq!(got.first(), Some(&1), "{got:?}");
+    // a chunk that has only the parts still comes, below the exact compound
+    assert!(got.contains(&2), "{got:?}");
+    assert!(!got.contains(&3));
+}
+
+#[test]
+fn base_forms_find_inflected_verbs() {
+    let index = index_of(&["東京都に住んでいる。", "大阪で働いた。"]);
+    assert_eq!(ids(&index, "住む"), vec![1]);
+    assert_eq!(ids(&index, "働く"), vec![2]);
+    assert_eq!(ids(&index, "住んだ"), vec![1]);
+}
+
+#[test]
+fn natural_language_questions_work_without_spaces() {
+    let index = index_of(&[
+        "梅雨は北海道と小笠原諸島を除く日本で見られる。",
+        "台風は夏から秋にかけて日本に来る。",
+        "JavaScript の関数について。",
+    ]);
+    let got = ids(&index, "日本で梅雨がないのは北海道とどこか。");
+    assert_eq!(got.first(), Some(&1), "{got:?}");
+    assert!(!got.contains(&3));
+}
+
+// ---------------------------------------------------------------- identifiers
+
+#[test]
+fn code_identifiers_are_found_by_parts_and_whole() {
+    let index = index_of(&[
+        "Call kb_search, then Array.prototype.map over a Vec<T> in the HTTPServer (fooBar).",
+        "Plain text about search engines and maps.",
+    ]);
+    for q in [
+        "kb_search",
+        "kb",
+        "prototype",
+        "Array.prototype.map",
+        "vec",
+        "Vec<T>",
+        "HTTPServer",
+        "server",
+        "httpserver",
+        "fooBar",
+        "foobar",
+        "bar",
+    ] {
+        let got = ids(&index, q);
+        assert_eq!(got.first(), Some(&1), "query {q}: {got:?}");
+    }
+    // `kb_search` is typed in other forms too
+    assert_eq!(ids(&index, "KbSearch").first(), Some(&1));
+    assert_eq!(ids(&index, "\"kb search\"").first(), Some(&1));
+}
+
+#[test]
+fn language_names_with_symbols_stay_distinct() {
+    let index = index_of(&["C# のコード", "C++ のコード", "C 言語のコード"]);
+    assert_eq!(ids(&index, "C#"), vec![1]);
+    assert_eq!(ids(&index, "C++"), vec![2]);
+    assert_eq!(ids(&index, "ｃ＃"), vec![1]);
+}
+
+// ---------------------------------------------------------------- ranking and queries
+
+#[test]
+fn chunks_with_every_term_rank_first() {
+    let index = index_of(&[
+        "alpha alpha alpha alpha alpha alpha alpha alpha",
+        "a long text that mentions alpha once and beta once among many other words here",
+        "beta beta beta beta beta",
+    ]);
+    let got = ids(&index, "alpha beta");
+    assert_eq!(got.first(), Some(&2), "{got:?}");
+    assert_eq!(got.len(), 3);
+}
+
+#[test]
+fn quoted_phrases_match_only_in_order() {
+    let index =
+        index_of(&["red apple and green pear", "the apple is red", "赤いりんごを食べた", "りんごは赤い"]);
+    assert_eq!(ids(&index, "\"red apple\""), vec![1]);
+    assert_eq!(ids(&index, "“赤いりんご”"), vec![3]);
+    assert_eq!(sorted(ids(&index, "red apple")), vec![1, 2]);
+}
+
+#[test]
+fn headings_are_searched_too() {
+    let index = index_with(&[
+        doc(1, "a.md", "Intro > インストール手順", "まずは準備です。"),
+        doc(2, "b.md", "Other", "無関係"),
+    ]);
+    assert_eq!(ids(&index, "インストール"), vec![1]);
+    // a match in the heading alone: the snippet shows the start of the text, unmarked
+    assert_eq!(snippet_of(&index, "インストール"), "まずは準備です。");
+}
+
+#[test]
+fn weird_queries_never_fail_to_parse() {
+    let index = index_of(&["Vec<T> と a:b と title:foo の説明 (AND OR NOT)"]);
+    for q in [
+        "Vec<T>",
+        "a:b",
+        "\"unbalanced",
+        "unbalanced\"",
+        "foo\"bar",
+        "title:foo",
+        "AND OR NOT",
+        "((( ]]] {",
+        "+foo -bar",
+        "*",
+        "\\",
+        "\u{0}",
+        "🙂 foo",
+        "\"\"",
+        "\" \"",
+        "ＡＮＤ",
+        "a\"b\"c\"d",
+        "NEAR(a b)",
+        "-",
+        "?x",
+    ] {
+        match index.search(q, 5, None) {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.code, ErrorCode::InvalidArgument, "query {q:?}: {e}"),
+        }
+    }
+    assert_eq!(ids(&index, "Vec<T>"), vec![1]);
+    assert_eq!(ids(&index, "a:b"), vec![1]);
+    assert_eq!(ids(&index, "\"unbalanced title"), vec![1]);
+    let long = "検索 ".repeat(5000);
+    assert!(index.search(&long, 5, None).is_ok());
+}
+
+#[test]
+fn blank_or_symbol_only_queries_are_invalid() {
+    let index = index_of(&["text"]);
+    for q in ["", "   ", "\t\n", "!!!", "「」。", "\"\"", "---"] {
+        let err = index.search(q, 5, None).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgument, "query {q:?}");
+        assert!(!err.message.is_empty());
+    }
+    assert!(index.search("text", 0, None).unwrap().is_empty());
+}
+
+// ---------------------------------------------------------------- scope
+
+#[test]
+fn top_k_is_counted_within_scope() {
+    let mut docs: Vec<LexicalDoc> =
+        (0..99).map(|i| doc(i + 1, &format!("out/{i}.md"), "needle", "needle needle needle")).collect();
+    docs.push(doc(
+        1000,
+        "in/only.md",
+        "",
+        "a long text where the needle appears once among many other words",
+    ));
+    let index = index_with(&docs);
+    let in_scope = |p: &str| p.starts_with("in/");
+    let hits = index.search("needle", 1, Some(&in_scope)).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!((hits[0].chunk_id, hits[0].path.as_str()), (1000, "in/only.md"));
+    // without the filter the in-scope chunk is last
+    let all = index.search("needle", 100, None).unwrap();
+    assert_eq!(all.len(), 100);
+    assert_eq!(all.last().unwrap().chunk_id, 1000);
+    // nothing in scope
+    let none = |_: &str| false;
+    assert!(index.search("needle", 5, Some(&none)).unwrap().is_empty());
+}
+
+#[test]
+fn ties_are_broken_by_chunk_id() {
+    let docs: Vec<LexicalDoc> = (1..=20).rev().map(|i| doc(i, &format!("{i}.md"), "", "same text")).collect();
+    let index = index_with(&docs);
+    assert_eq!(ids(&index, "same"), (1..=10).collect::<Vec<u64>>());
+}
+
+// ---------------------------------------------------------------- writer
+
+#[test]
+fn delete_path_removes_every_chunk_of_the_file() {
+    let index = index_with(&[
+        doc(1, "a.md", "", "apple one"),
+        doc(2, "a.md", "", "apple two"),
+        doc(3, "b.md", "", "apple three"),
+    ]);
+    assert_eq!(index.num_docs(), 3);
+    let mut w = index.writer(0).unwrap();
+    w.delete_path("a.md");
+    w.commit(2).unwrap();
+    assert_eq!(index.num_docs(), 1);
+    assert_eq!(ids(&index, "apple"), vec![3]);
+    assert_eq!(index.chunk_ids_for_path("b.md").unwrap(), vec![3]);
+    assert!(index.chunk_ids_for_path("a.md").unwrap().is_empty());
+}
+
+#[test]
+fn delete_chunk_and_delete_all() {
+    let index =
+        index_with(&[doc(1, "a.md", "", "apple"), doc(2, "a.md", "", "apple"), doc(3, "b.md", "", "apple")]);
+    let mut w = index.writer(0).unwrap();
+    w.delete_chunk(2);
+    w.commit(2).unwrap();
+    assert_eq!(index.all_chunk_ids().unwrap(), vec![1, 3]);
+    w.delete_all().unwrap();
+    w.add(&doc(9, "c.md", "", "banana")).unwrap();
+    w.commit(3).unwrap();
+    assert_eq!(index.all_chunk_ids().unwrap(), vec![9]);
+    assert_eq!(index.generation(), Some(3));
+}
+
+#[test]
+fn uncommitted_changes_are_invisible_and_can_be_rolled_back() {
+    let index = index_of(&["apple"]);
+    let mut w = index.writer(0).unwrap();
+    w.add(&doc(2, "b.md", "", "apple")).unwrap();
+    assert_eq!(index.num_docs(), 1);
+    w.rollback().unwrap();
+    w.commit(5).unwrap();
+    assert_eq!(index.num_docs(), 1);
+}
+
+#[test]
+fn generation_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lexical");
+    {
+        let index = LexicalIndex::open_or_create(&path).unwrap();
+        assert_eq!(index.generation(), None);
+        let mut w = index.writer(64 << 20).unwrap();
+        w.add(&doc(7, "a.md", "見出し", "永続化のテスト")).unwrap();
+        w.commit(42).unwrap();
+    }
+    let index = LexicalIndex::open_or_create(&path).unwrap();
+    assert_eq!(index.generation(), Some(42));
+    assert_eq!(index.num_docs(), 1);
+    assert_eq!(ids(&index, "永続"), vec![7]);
+    // a forced rebuild starts empty
+    drop(index);
+    let fresh = LexicalIndex::recreate(&path).unwrap();
+    assert_eq!((fresh.num_docs(), fresh.generation()), (0, None));
+}
+
+#[test]
+fn a_second_writer_gets_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = LexicalIndex::open_or_create(dir.path()).unwrap();
+    let second = LexicalIndex::open_or_create(dir.path()).unwrap();
+    let _w = first.writer(0).unwrap();
+    let err = second.writer(0).unwrap_err();
+    assert_eq!(err.code, ErrorCode::IndexNotReady);
+    assert!(err.message.to_lowercase().contains("another process is indexing"), "{}", err.message);
+    // reading still works while someone writes
+    assert!(second.search("anything", 5, None).unwrap().is_empty());
+}
+
+#[test]
+fn writer_can_be_fed_from_several_threads() {
+    let index = LexicalIndex::create_in_ram().unwrap();
+    let mut w = index.writer(0).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let w = &w;
+            s.spawn(move || {
+                for i in 0..50 {
+                    w.add(&doc(t * 100 + i, "x.md", "", "並列に索引を作る")).unwrap();
+                }
+            });
+        }
+    });
+    w.commit(1).unwrap();
+    assert_eq!(index.num_docs(), 100);
+}
+
+// ---------------------------------------------------------------- snippets
+
+#[test]
+fn snippet_marks_matches_and_elides() {
+    let filler = "lorem ipsum dolor sit amet ".repeat(10);
+    let index = index_of(&[&format!("{filler}the needle is here {filler}")]);
+    let s = snippet_of(&index, "needle");
+    assert!(s.starts_with("...") && s.ends_with("..."), "{s}");
+    assert!(s.contains("[needle]"), "{s}");
+    assert!(s.split_whitespace().count() <= 16, "{s}");
+}
+
+#[test]
+fn short_texts_are_shown_whole() {
+    let index = index_of(&["会議室の予算を確認する。"]);
+    assert_eq!(snippet_of(&index, "予算"), "会議室の[予算]を確認する。");
+    assert_eq!(snippet_of(&index, "会議室"), "[会議室]の予算を確認する。");
+}
+
+#[test]
+fn snippet_highlights_the_original_characters() {
+    let index = index_of(&["まず ＡＰＩ と ｻｰﾊﾞｰ を使う", "kb_search を呼ぶ"]);
+    let s = snippet_of(&index, "api サーバー");
+    assert!(s.contains("[ＡＰＩ]") && s.contains("[ｻｰﾊﾞｰ]"), "{s}");
+    assert_eq!(snippet_of(&index, "kb_search"), "[kb_search] を呼ぶ");
+    assert_eq!(snippet_of(&index, "search"), "kb_[search] を呼ぶ");
+}
+
+#[test]
+fn snippet_of_a_huge_chunk_is_found_without_analyzing_all_of_it() {
+    let mut text = "これは長い文書です。\n".repeat(20_000);
+    text.push_str("最後に目印があります。\n");
+    let index = index_of(&[&text]);
+    let start = std::time::Instant::now();
+    let s = snippet_of(&index, "目印");
+    assert!(s.contains("[目印]"), "{s}");
+    assert!(s.starts_with("..."));
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}
+
+// ---------------------------------------------------------------- measurements (ignored)
+
+const SHARED: &str = "/work/shared";
+
+fn markdown_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            markdown_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "md") {
+            out.push(p);
+        }
+    }
+}
+
+/// `cargo test [--release] --features wip-lexical lexical::tests::measure_tokenize -- --ignored --nocapture`
+#[test]
+#[ignore = "measurement; needs /work/shared/corpora"]
+fn measure_tokenize_1mb() {
+    use std::borrow::Cow;
+    use std::time::Instant;
+
+    let mut files = Vec::new();
+    markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja/docs/ja-jp"), &mut files);
+    if files.is_empty() {
+        markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja"), &mut files);
+    }
+    let mut texts = Vec::new();
+    let mut bytes = 0;
+    let limit: usize =
+        std::env::var("LVS_MEASURE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
+    for f in files {
+        if bytes >= limit {
+            break;
+        }
+        if let Ok(t) = std::fs::read_to_string(&f) {
+            bytes += t.len();
+            texts.push(t);
+        }
+    }
+    assert!(bytes > 0, "corpus not found");
+    let mb = bytes as f64 / (1 << 20) as f64;
+    let dict = super::dictionary::load().unwrap();
+    let report =
+        |what: &str, secs: f64| eprintln!("{what:<44} {:>8.1} ms  {:>6.2} MB/s", secs * 1e3, mb / secs);
+    eprintln!("{} files, {bytes} bytes", texts.len());
+
+    for (name, mode) in [
+        ("lindera alone, normal mode", lindera::mode::Mode::Normal),
+        ("lindera alone, decompose mode", lindera::mode::Mode::Decompose(lindera::mode::Penalty::default())),
+    ] {
+        let seg = lindera::segmenter::Segmenter::new(mode, dict.clone(), None);
+        let start = Instant::now();
+        let mut n = 0;
+        for t in &texts {
+            n += seg.segment(Cow::Borrowed(t.as_str())).unwrap().len();
+        }
+        report(&format!("{name} ({n} tokens)"), start.elapsed().as_secs_f64());
+    }
+    let mut a = Analyzer::new();
+    let start = Instant::now();
+    let mut n = 0;
+    for t in &texts {
+        a.run(t);
+        n += a.tokens.len();
+    }
+    report(&format!("our analyzer, one thread ({n} tokens)"), start.elapsed().as_secs_f64());
+
+    let dir = tempfile::tempdir().unwrap();
+    let index = LexicalIndex::open_or_create(dir.path()).unwrap();
+    let start = Instant::now();
+    let mut w = index.writer(128 << 20).unwrap();
+    let opened = start.elapsed().as_secs_f64();
+    for (i, t) in texts.iter().enumerate() {
+        w.add(&doc(i as u64, &format!("{i}.md"), "", t)).unwrap();
+    }
+    let added = start.elapsed().as_secs_f64();
+    w.commit(1).unwrap();
+    let total = start.elapsed().as_secs_f64();
+    eprintln!(
+        "  (writer open {:.1} ms, adds {:.1} ms, commit {:.1} ms)",
+        opened * 1e3,
+        (added - opened) * 1e3,
+        (total - added) * 1e3
+    );
+    report("full index on disk (2 indexing threads)", total);
+}
+
+/// Passage-level MRR@10 on jsquad-valid (passages only, no distractors) and query latency.
+/// `cargo test --release --features wip-lexical lexical::tests::eval_jsquad -- --ignored --nocapture`
+#[test]
+#[ignore = "evaluation; needs /work/shared/eval"]
+fn eval_jsquad() {
+    use std::collections::HashMap;
+    use std::time::Instant;
+
+    let base = std::path::Path::new(SHARED).join("eval/jsquad-valid");
+    let field = |line: &str, key: &str| -> String {
+        // the files are simple one-object-per-line JSON
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        v[key].as_str().unwrap_or_default().to_string()
+    };
+    let corpus = std::fs::read_to_string(base.join("corpus.jsonl")).expect("eval set");
+    let mut docs = Vec::new();
+    let mut id_of: HashMap<u64, String> = HashMap::new();
+    for (i, line) in corpus.lines().enumerate() {
+        let id = field(line, "_id");
+        docs.push(doc(i as u64, &format!("{id}.md"), &field(line, "title"), &field(line, "text")));
+        id_of.insert(i as u64, id);
+    }
+    let index = index_with(&docs);
+    let qrels_text = std::fs::read_to_string(base.join("qrels/passage.tsv")).unwrap();
+    let mut qrels: HashMap<&str, Vec<&str>> = HashMap::new();
+    for line in qrels_text.lines().skip(1) {
+        let mut cols = line.split('\t');
+        if let (Some(q), Some(c)) = (cols.next(), cols.next()) {
+            qrels.entry(q).or_default().push(c);
+        }
+    }
+    let queries = std::fs::read_to_string(base.join("queries.jsonl")).unwrap();
+    let (mut rr, mut n, mut found) = (0.0, 0, 0);
+    let mut times = Vec::new();
+    let limit: usize =
+        std::env::var("LVS_EVAL_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+    for line in queries.lines().step_by(if limit < 4442 { 4442 / limit } else { 1 }) {
+        let (qid, text) = (field(line, "_id"), field(line, "text"));
+        let Some(rel) = qrels.get(qid.as_str()) else { continue };
+        let start = Instant::now();
+        let hits = index.search(&text, 10, None).unwrap_or_default();
+        times.push(start.elapsed());
+        n += 1;
+        let rank = hits.iter().position(|h| rel.contains(&id_of[&h.chunk_id].as_str()));
+        if let Some(rank) = rank {
+            rr += 1.0 / (rank + 1) as f64;
+            found += 1;
+        }
+        if rank != Some(0) && std::env::var_os("LVS_EVAL_SHOW").is_some() {
+            let p = super::query::plan(&text, &mut Analyzer::new());
+            let clauses: Vec<String> = p
+                .strict
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{:?}|{:?}",
+                        c.phrases
+                            .iter()
+                            .map(|ph| ph.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" "))
+                            .collect::<Vec<_>>(),
+                        c.terms
+                    )
+                })
+                .collect();
+            eprintln!(
+                "Q {text} rank={rank:?} rel={rel:?} top={:?}\n   clauses={clauses:?} loose={:?}",
+                hits.iter().take(3).map(|h| id_of[&h.chunk_id].as_str()).collect::<Vec<_>>(),
+                p.loose
+            );
+        }
+    }
+    times.sort();
+    eprintln!(
+        "jsquad passages: {} docs, {n} queries, MRR@10 {:.4}, recall@10 {:.4}, p50 {:?}, p99 {:?}",
+        docs.len(),
+        rr / n as f64,
+        found as f64 / n as f64,
+        times[times.len() / 2],
+        times[times.len() * 99 / 100]
+    );
+}
+
+/// Only our analyzer over `LVS_MEASURE_BYTES` of the corpus (for `perf record`).
+#[test]
+#[ignore = "measurement; needs /work/shared/corpora"]
+fn measure_analyzer_only() {
+    let mut files = Vec::new();
+    markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja/docs"), &mut files);
+    let limit: usize =
+        std::env::var("LVS_MEASURE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(4 << 20);
+    let mut texts = Vec::new();
+    let mut bytes = 0;
+    for f in files {
+        if bytes >= limit {
+            break;
+        }
+        if let Ok(t) = std::fs::read_to_string(&f) {
+            bytes += t.len();
+            texts.push(t);
+        }
+    }
+    let mut a = Analyzer::new();
+    let start = std::time::Instant::now();
+    for t in &texts {
+        a.run(t);
+    }
+    eprintln!("analyzer: {bytes} bytes in {:?}", start.elapsed());
+}

@@ -1,0 +1,139 @@
+//! The MCP server (rmcp, stdio): tool list, dispatch, error envelope, background reindex.
+//!
+//! Invariants:
+//!
+//! - The only module that imports `rmcp`. In stdio mode nothing but protocol frames reaches
+//!   stdout (logs go to stderr).
+//! - Every tool call ends in a result: domain failures are `isError: true` results whose single
+//!   text block is compact `{"code","message"}` JSON; wrong argument shapes are such results too
+//!   (`INVALID_ARGUMENT` naming the field), and a panic inside a tool becomes `INTERNAL_ERROR`.
+//!   The server keeps serving whatever a client sends.
+//! - Successful results carry `structuredContent` and one text block with the same JSON.
+//! - Engine calls run on blocking threads; reindex runs on its own thread, one at a time.
+
+mod coordinator;
+mod tools;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+
+pub use coordinator::Coordinator;
+pub use tools::{tool_catalog, tool_names};
+
+use crate::engine::Engine;
+use crate::error::{Error, ErrorCode, Result};
+
+/// What the server tells an agent at `initialize`.
+pub const INSTRUCTIONS: &str = "Search and edit this project's Markdown (Japanese-aware).\n\
+1. kb_search finds chunks by words (Japanese, English, code identifiers; \"quoted phrases\"). Each hit has a readHint.\n\
+2. kb_read reads the current source from a pointer; kb_outline lists headings. Pointers look like 1.2.p3~<selfHash>~<subtreeHash>: \
+pass them back unchanged. Reads never need the index.\n\
+3. kb_list_files lists Markdown and asset files. kb_status shows the index; kb_reindex rebuilds it in the background.\n\
+Errors are {\"code\",\"message\"}; CONFLICT means the file changed: read again and retry.";
+
+/// The tool handler shared by all sessions.
+#[derive(Clone)]
+pub struct Server {
+    engine: Arc<Engine>,
+    coordinator: Arc<Coordinator>,
+}
+
+impl Server {
+    /// A server over an opened engine.
+    pub fn new(engine: Engine) -> Self {
+        let engine = Arc::new(engine);
+        let coordinator = Arc::new(Coordinator::new(Arc::clone(&engine)));
+        Server { engine, coordinator }
+    }
+}
+
+/// Runs the server on stdio until the client disconnects.
+pub fn serve(engine: Engine, http: Option<String>) -> Result<()> {
+    if let Some(addr) = http {
+        return Err(Error::invalid_argument(format!(
+            "serve --http {addr}: the Streamable HTTP transport is not available in this build; run without --http for stdio."
+        )));
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("could not start the async runtime: {e}")))?;
+    runtime.block_on(async move {
+        let server = Server::new(engine);
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| Error::internal(format!("MCP initialisation failed: {e}")))?;
+        running.waiting().await.map_err(|e| Error::internal(format!("MCP server stopped: {e}")))?;
+        Ok(())
+    })
+}
+
+/// The `isError` result for a failure.
+pub fn error_result(err: &Error) -> CallToolResult {
+    let body = serde_json::json!({ "code": err.code.as_str(), "message": err.message });
+    CallToolResult::error(vec![ContentBlock::text(body.to_string())])
+}
+
+fn success(value: Value) -> CallToolResult {
+    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| value.to_string());
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(value);
+    result
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("local-vector-search-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tool_catalog()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !tool_names().contains(&name.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool '{name}'; call tools/list for the available tools."),
+                None,
+            ));
+        }
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let server = self.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            tools::dispatch(&server.engine, &server.coordinator, &name, args)
+        })
+        .await;
+        let result = match outcome {
+            Ok(Ok(value)) => success(value),
+            Ok(Err(err)) => error_result(&err),
+            Err(join) => {
+                tracing::error!("tool call panicked: {join}");
+                error_result(&Error::new(
+                    ErrorCode::InternalError,
+                    "The operation failed unexpectedly; the server is still running. Please report this with the request that caused it.",
+                ))
+            }
+        };
+        Ok(CallToolResponse::Complete(result))
+    }
+}

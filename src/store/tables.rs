@@ -1,0 +1,18 @@
+//! Every redb table of the index, in one place so the schema reads at a glance.
+//!
+//! Values are versioned JSON records (`records.rs`); keys are plain.
+
+use redb::TableDefinition;
+
+/// `path` → `DocumentRecord`.
+pub const DOCUMENTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("documents");
+/// `path` → `Vec<ElementRecord>` (the parsed elements of the indexed revision).
+pub const ELEMENTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("elements");
+/// `chunk id` → `ChunkRecord`.
+pub const CHUNKS: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("chunks");
+/// Manifest key → value (`contract.md` §4.2 keys plus `analyzer_version`).
+pub const MANIFEST: TableDefinition<'_, &str, &str> = TableDefinition::new("manifest");
+/// Bookkeeping: `generation`, `next_chunk_id`.
+pub const META: TableDefinition<'_, &str, u64> = TableDefinition::new("meta");
+/// Paths written by the batch of the current generation (for repair after a crash).
+pub const LAST_BATCH: TableDefinition<'_, &str, u64> = TableDefinition::new("last_batch");

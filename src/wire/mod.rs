@@ -1,0 +1,406 @@
+//! The public contract: request and response types of the tools and of `--json` output.
+//!
+//! Every type here is serialisable (camelCase, nulls emitted), carries a JSON Schema
+//! (`schemars`), and documents every field: the doc comments are the descriptions an agent
+//! reads in `tools/list` and they are exported to `schema/mcp-tools.json`. The engine returns
+//! these types directly (one set of types instead of an engine copy plus a wire copy); nothing
+//! outside `wire` defines a serialisable tool shape.
+//!
+//! Shapes follow `contract.md` §7 exactly; additions (`stale`, `explain`) are optional fields.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `kb_read` arguments.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadRequest {
+    /// Root-relative path of a `.md` file, with `/` separators, e.g. `docs/setup.md`.
+    pub path: String,
+    /// Where to start: omit (or `document`) for the beginning, a logical pointer (`1.2`, `1.p3`,
+    /// `li1.li2`, `t1`) or an anchor returned by another tool (`1.p3~<selfHash>~<subtreeHash>`).
+    /// Hashed anchors are relocated if the element moved, and refused (CONFLICT) if it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// Most elements to return (default 20, clamped to 1..100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_elements: Option<i64>,
+    /// Most bytes of Markdown to return (default 12000, clamped to 1..100000); the first element
+    /// is always returned whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
+}
+
+/// One element of a read page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SliceElement {
+    /// The element's anchor `logical~selfHash~subtreeHash`: pass it to `kb_read` or `kb_patch`.
+    pub pointer: String,
+    /// `front_matter`, `heading`, `paragraph`, `code_block`, `list_item`, `table` or `block_quote`.
+    pub kind: String,
+    /// Exact source text (a list item's own text, without its nested items).
+    pub text: String,
+    /// Enclosing heading titles joined with ` > `.
+    pub heading_path: Option<String>,
+}
+
+/// A table column in a read projection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TableColumn {
+    /// 0-based column index.
+    pub index: usize,
+    /// Header display text.
+    pub name: String,
+    /// `none`, `left`, `center` or `right`.
+    pub alignment: String,
+}
+
+/// A table data row in a read projection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TableRow {
+    /// 0-based data-row index (the header is not a row).
+    pub index: usize,
+    /// Display text of each cell (inline Markdown removed).
+    pub cells: Vec<String>,
+}
+
+/// Structured view of a GFM table, returned when `kb_read` addresses a table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TableProjection {
+    /// Number of header cells.
+    pub column_count: usize,
+    /// Number of data rows.
+    pub row_count: usize,
+    /// Columns in order.
+    pub columns: Vec<TableColumn>,
+    /// Data rows in order.
+    pub rows: Vec<TableRow>,
+}
+
+/// `kb_read` result: one page of the current source.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MarkdownSlice {
+    /// The file read.
+    pub path: String,
+    /// `document`, or the anchor of the first returned element.
+    pub pointer: String,
+    /// The elements on this page.
+    pub elements: Vec<SliceElement>,
+    /// The exact source of this page; consecutive pages concatenate to the whole file.
+    pub markdown: String,
+    /// Anchor to pass as `pointer` for the next page, or null at the end.
+    pub next_pointer: Option<String>,
+    /// SHA-256 of the file's exact bytes.
+    pub source_hash: String,
+    /// Table projection when the request addressed a table.
+    pub table: Option<TableProjection>,
+}
+
+/// `kb_outline` arguments.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OutlineRequest {
+    /// Root-relative path of a `.md` file.
+    pub path: String,
+}
+
+/// A heading with its sub-headings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutlineNode {
+    /// The heading's anchor.
+    pub pointer: String,
+    /// `#` level (1–6).
+    pub level: u8,
+    /// Title without `#` markers.
+    pub title: String,
+    /// Sub-headings.
+    pub children: Vec<OutlineNode>,
+}
+
+/// `kb_outline` result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutlineResponse {
+    /// The file.
+    pub path: String,
+    /// SHA-256 of the file's exact bytes.
+    pub source_hash: String,
+    /// Top-level headings.
+    pub headings: Vec<OutlineNode>,
+}
+
+/// `kb_list_files` arguments.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListFilesRequest {
+    /// Only files under this folder (whole path segments, case-insensitive), e.g. `docs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_prefix: Option<String>,
+    /// Only files matching this glob (case-insensitive; default `**/*`), e.g. `**/*.png`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_glob: Option<String>,
+}
+
+/// A listed file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedFile {
+    /// Root-relative path.
+    pub relative_path: String,
+    /// `markdown` (a `.md` file) or `asset`.
+    pub kind: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification (UTC, RFC 3339).
+    pub last_write_time_utc: String,
+}
+
+/// `kb_list_files` result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListFilesResponse {
+    /// Files, sorted case-insensitively.
+    pub files: Vec<ListedFile>,
+}
+
+/// `kb_search` arguments.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SearchRequest {
+    /// What to look for. Japanese and English both work; every word is optional but results
+    /// containing all words rank first; `"double quotes"` search for an exact phrase.
+    pub query: String,
+    /// `lexical`, `semantic` or `hybrid` (default: `search.defaultMode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Number of results (default `search.maxResults`, at most 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<i64>,
+    /// Only files matching any of these globs, e.g. `["docs/**"]`; topK counts within scope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_globs: Option<Vec<String>>,
+    /// Leave out files matching any of these globs, e.g. `["drafts/**"]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude_globs: Option<Vec<String>>,
+}
+
+/// Arguments for reading a hit in full.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadHint {
+    /// The file.
+    pub path: String,
+    /// The anchor to start reading at.
+    pub pointer: String,
+    /// Suggested page size in elements.
+    pub max_elements: i64,
+    /// Suggested page size in bytes.
+    pub max_bytes: i64,
+}
+
+/// One search result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    /// The file.
+    pub path: String,
+    /// Anchor of the first element of the matching chunk (pass to `kb_read`).
+    pub pointer: String,
+    /// `<path>::<pointer>`.
+    pub full_pointer: String,
+    /// `1/rank` for lexical or semantic results; the fused score in hybrid mode.
+    pub score: f64,
+    /// The mode that produced the result.
+    pub search_mode: String,
+    /// Heading path of the chunk.
+    pub heading_path: Option<String>,
+    /// Text around the match, matches in `[brackets]`, elisions as `...`.
+    pub snippet: String,
+    /// How to read this hit in full.
+    pub read_hint: ReadHint,
+    /// SHA-256 of the file revision that was indexed.
+    pub indexed_source_hash: String,
+    /// True when the file changed since it was indexed (read it for the current text).
+    pub stale: bool,
+}
+
+/// `kb_search` result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResponse {
+    /// Results, best first.
+    pub results: Vec<SearchHit>,
+    /// Set when the search ran in a reduced mode (e.g. lexical instead of hybrid).
+    pub warning: Option<String>,
+}
+
+/// `kb_reindex` arguments.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReindexRequest {
+    /// `changed` (default: only files whose content changed) or `all`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    /// Rebuild from scratch when the index is incompatible with the configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
+}
+
+/// What a reindex did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReindexResult {
+    /// Markdown files found.
+    pub scanned_files: u64,
+    /// Files (re)indexed.
+    pub indexed_files: u64,
+    /// Files unchanged since the last index.
+    pub skipped_files: u64,
+    /// Files removed from the index because they are gone or excluded.
+    pub deleted_files: u64,
+    /// Chunks written.
+    pub chunks_indexed: u64,
+    /// Files that could not be indexed (not UTF-8, too large, …), with the reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_files: Vec<String>,
+    /// Something the user should know (e.g. vectors pending).
+    pub warning: Option<String>,
+}
+
+/// A running reindex.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReindexProgress {
+    /// `changed` or `all`.
+    pub scope: String,
+    /// Whether `force` was requested.
+    pub force: bool,
+    /// Start time (UTC).
+    pub started_at_utc: String,
+    /// Files processed so far.
+    pub processed_files: u64,
+    /// Files to process, once known.
+    pub total_files: Option<u64>,
+    /// The file being processed.
+    pub current_path: Option<String>,
+    /// True when the index is being rebuilt from scratch (search answers INDEX_NOT_READY).
+    pub is_destructive_rebuild: bool,
+}
+
+/// `kb_reindex` result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReindexStartResponse {
+    /// False when a reindex was already running (`current` is that one).
+    pub started: bool,
+    /// The running operation.
+    pub current: Option<ReindexProgress>,
+}
+
+/// The last finished reindex.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastReindex {
+    /// `changed` or `all`.
+    pub scope: String,
+    /// Whether `force` was requested.
+    pub force: bool,
+    /// Start time (UTC).
+    pub started_at_utc: String,
+    /// End time (UTC).
+    pub completed_at_utc: String,
+    /// `succeeded`, `failed` or `cancelled`.
+    pub outcome: String,
+    /// What it did, when it succeeded.
+    pub result: Option<ReindexResult>,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+/// Indexing state.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IndexingStatus {
+    /// A reindex is running.
+    pub is_running: bool,
+    /// The running reindex.
+    pub current: Option<ReindexProgress>,
+    /// The last finished reindex in this process.
+    pub last: Option<LastReindex>,
+}
+
+/// Files whose latest edit is not yet in the index.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SynchronizationStatus {
+    /// Number of pending files.
+    pub pending_files: u64,
+    /// Pending paths.
+    pub paths: Vec<String>,
+    /// The last synchronisation error.
+    pub last_error: Option<String>,
+}
+
+/// The indexed project.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectStatus {
+    /// Absolute knowledge-base root.
+    pub root: String,
+    /// Indexed documents.
+    pub documents: u64,
+    /// Indexed chunks.
+    pub chunks: u64,
+    /// When the index last changed (UTC).
+    pub last_indexed_at_utc: Option<String>,
+}
+
+/// Whether the index matches the configuration.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Compatibility {
+    /// True when no rebuild is needed.
+    pub is_compatible: bool,
+    /// What differs, as `<key>: indexed '<old>', current '<new>'`.
+    pub problems: Vec<String>,
+}
+
+/// `kb_status` result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusResponse {
+    /// Absolute path of the index directory.
+    pub database_path: String,
+    /// Index schema version.
+    pub schema_version: String,
+    /// Chunker version.
+    pub chunker_version: String,
+    /// Embedding-text builder version.
+    pub embedding_text_builder_version: String,
+    /// Japanese analyzer version.
+    pub analyzer_version: String,
+    /// Embedding model, or `none` in lexical mode.
+    pub embedding_model: String,
+    /// Embedding dimensions, null in lexical mode.
+    pub embedding_dimensions: Option<u32>,
+    /// The indexed project.
+    pub project: ProjectStatus,
+    /// Pending edits.
+    pub synchronization: SynchronizationStatus,
+    /// Reindex state.
+    pub indexing: IndexingStatus,
+    /// `lexical` or `vector-enabled`.
+    pub index_mode: String,
+    /// `none` or `openai-compatible`.
+    pub embedding_provider: String,
+    /// Whether the index matches the configuration.
+    pub compatibility: Compatibility,
+    /// Configuration warnings (unknown keys, a `.db` storage path, …).
+    pub warnings: Vec<String>,
+}

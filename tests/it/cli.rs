@@ -1,0 +1,158 @@
+//! The CLI end to end: Japanese search behaviour, incremental reindex, crash repair, errors.
+
+use std::time::Duration;
+
+use crate::support::{Project, bin, fixture, shared};
+
+#[test]
+fn japanese_search_facts_hold_through_the_binary() {
+    let project = Project::from_fixture("ja");
+    let facts: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("ja.facts.json")).unwrap()).unwrap();
+    for q in facts["queries"].as_array().unwrap() {
+        let query = q["query"].as_str().unwrap();
+        let paths = project.search_paths(query);
+        for must in q["mustMatch"].as_array().unwrap() {
+            assert!(
+                paths.iter().any(|p| p == must.as_str().unwrap()),
+                "{query}: {must} missing in {paths:?}"
+            );
+        }
+        for not in q["mustNotMatch"].as_array().unwrap() {
+            assert!(
+                !paths.iter().any(|p| p == not.as_str().unwrap()),
+                "{query}: {not} must not match ({paths:?})"
+            );
+        }
+        if let Some(first) = q["firstResult"].as_str() {
+            assert_eq!(paths.first().map(String::as_str), Some(first), "{query}: first result");
+        }
+    }
+}
+
+#[test]
+fn search_json_has_the_kb_search_shape_and_snippets_mark_matches() {
+    let project = Project::from_fixture("ja");
+    let v = project.search("形態素解析", &[]);
+    let hit = &v["results"][0];
+    assert_eq!(hit["path"], "tokenizer.md");
+    let pointer = hit["pointer"].as_str().unwrap();
+    assert_eq!(pointer.split('~').count(), 3, "v2 anchor: {pointer}");
+    assert_eq!(hit["fullPointer"], format!("tokenizer.md::{pointer}"));
+    assert_eq!(hit["score"], 1.0);
+    assert_eq!(hit["searchMode"], "lexical");
+    assert_eq!(hit["readHint"]["maxElements"], 20);
+    assert_eq!(hit["stale"], false);
+    assert_eq!(hit["indexedSourceHash"].as_str().unwrap().len(), 64);
+    assert!(hit["snippet"].as_str().unwrap().contains("[形態素解析]"), "{}", hit["snippet"]);
+    assert!(v["warning"].is_null());
+    // The anchor reads back the same element.
+    let read: serde_json::Value =
+        serde_json::from_str(&project.ok(&["read", "tokenizer.md", pointer, "--json"])).unwrap();
+    assert_eq!(read["pointer"], pointer);
+}
+
+#[test]
+fn search_scopes_count_top_k_within_scope() {
+    let project = Project::empty();
+    for i in 0..99 {
+        project.write(&format!("noise/n{i:02}.md"), "# 検索\n\n検索 検索 検索 検索 検索\n");
+    }
+    project.write("docs/target.md", "# 目的\n\n少しだけ検索という語がある文書。\n");
+    let v = project.search("検索", &["--top-k", "1", "--include-glob", "docs/**"]);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["path"], "docs/target.md");
+    let v = project.search("検索", &["--top-k", "50", "--exclude-glob", "noise/**"]);
+    assert_eq!(v["results"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn incremental_reindex_after_edit_delete_and_rename() {
+    let project = Project::from_fixture("ja");
+    let first: serde_json::Value = serde_json::from_str(&project.ok(&["reindex", "--json"])).unwrap();
+    assert_eq!(first["scannedFiles"], 6);
+    assert_eq!(first["indexedFiles"], 6);
+    let again: serde_json::Value = serde_json::from_str(&project.ok(&["reindex", "--json"])).unwrap();
+    assert_eq!((again["indexedFiles"].as_u64(), again["skippedFiles"].as_u64()), (Some(0), Some(6)));
+
+    project.write("kyoto.md", "# 京都\n\n嵐山で紅葉を見た。\n");
+    std::fs::remove_file(project.root().join("tocho.md")).unwrap();
+    std::fs::rename(project.root().join("tokenizer.md"), project.root().join("renamed.md")).unwrap();
+    let r: serde_json::Value = serde_json::from_str(&project.ok(&["reindex", "--json"])).unwrap();
+    assert_eq!(r["indexedFiles"], 2, "{r}");
+    assert_eq!(r["deletedFiles"], 2, "{r}");
+    assert_eq!(project.search_paths("嵐山"), ["kyoto.md"]);
+    assert!(project.search_paths("都庁").is_empty());
+    assert_eq!(project.search_paths("形態素解析"), ["renamed.md"]);
+
+    let status: serde_json::Value = serde_json::from_str(&project.ok(&["status", "--json"])).unwrap();
+    assert_eq!(status["project"]["documents"], 5);
+    assert_eq!(status["indexMode"], "lexical");
+    assert_eq!(status["compatibility"]["isCompatible"], true);
+}
+
+#[test]
+fn a_killed_reindex_is_repaired_by_the_next_run() {
+    let corpus = shared().join("corpora/visualstudio-docs-ja/docs/ide");
+    let project = Project::empty();
+    crate::support::copy_tree(&corpus, &project.root().join("ide"));
+    let files = crate::support::markdown_files(project.root()).len();
+    assert!(files > 300, "corpus subset has {files} files");
+    for delay in [300, 900] {
+        let mut child = bin()
+            .arg("--project-root")
+            .arg(project.root())
+            .args(["--embedding-provider", "none", "reindex", "--all"])
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let r: serde_json::Value = serde_json::from_str(&project.ok(&["reindex", "--json"])).unwrap();
+    assert_eq!(r["scannedFiles"].as_u64().unwrap() as usize, files);
+    let status: serde_json::Value = serde_json::from_str(&project.ok(&["status", "--json"])).unwrap();
+    let failed = r["failedFiles"].as_array().map_or(0, Vec::len);
+    assert_eq!(status["project"]["documents"].as_u64().unwrap() as usize + failed, files);
+    let again: serde_json::Value = serde_json::from_str(&project.ok(&["reindex", "--json"])).unwrap();
+    assert_eq!(again["indexedFiles"], 0, "nothing left to do: {again}");
+    assert!(!project.search_paths("ソリューション").is_empty());
+}
+
+#[test]
+fn controlled_failures_exit_1_with_one_sentence() {
+    let project = Project::from_fixture("ja");
+    let out = project.run(&["read", "../outside.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("Path contains an invalid or unsafe component."), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    let out = project.run(&["read", "missing.md"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("was not found"));
+
+    let out = project.run(&["search", "   "]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("query must not be empty."));
+
+    let out = project.run(&["search", "x", "--mode", "semantic"]);
+    assert_eq!(out.status.code(), Some(1));
+
+    let out = bin().args(["--search-mode", "bogus", "status"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn read_and_outline_print_the_source() {
+    let project = Project::from_fixture("ja");
+    let text = std::fs::read_to_string(project.root().join("kyoto.md")).unwrap();
+    let out = project.ok(&["read", "kyoto.md"]);
+    assert!(out.starts_with(text.trim_start_matches('\u{feff}').trim_end()), "{out}");
+    let outline: serde_json::Value =
+        serde_json::from_str(&project.ok(&["outline", "kyoto.md", "--json"])).unwrap();
+    assert_eq!(outline["path"], "kyoto.md");
+    assert!(outline["headings"][0]["pointer"].as_str().unwrap().starts_with("1~"));
+}

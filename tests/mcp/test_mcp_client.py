@@ -1,0 +1,220 @@
+"""The real binary over stdio, driven by the official MCP Python SDK.
+
+Run by `tests/it/mcp.rs` (`cargo test`) with LVS_BIN = the binary under test and
+LVS_FIXTURE = tests/fixtures/ja. Each test copies the fixture into a fresh project.
+"""
+
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+BIN = os.environ["LVS_BIN"]
+FIXTURE = Path(os.environ["LVS_FIXTURE"])
+CORPORA = Path(os.environ["LVS_SHARED"]) / "corpora"
+READ_TOOLS = ["kb_list_files", "kb_outline", "kb_read", "kb_reindex", "kb_search", "kb_status"]
+
+
+def project(copy_fixture=True):
+    root = Path(tempfile.mkdtemp(prefix="lvs-mcp-"))
+    if copy_fixture:
+        shutil.copytree(FIXTURE, root, dirs_exist_ok=True)
+    return root
+
+
+def params(root, *extra):
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    env["RUST_LOG"] = "warn"
+    args = ["--project-root", str(root), "--embedding-provider", "none", "--search-mode", "lexical", *extra]
+    return StdioServerParameters(command=BIN, args=args, env=env)
+
+
+def run(coro):
+    return asyncio.run(asyncio.wait_for(coro, 120))
+
+
+def body(result):
+    """The structured result; asserts the text block carries the same JSON."""
+    assert not result.is_error, result.content[0].text
+    assert len(result.content) == 1
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+def error(result):
+    assert result.is_error, result
+    assert len(result.content) == 1
+    err = json.loads(result.content[0].text)
+    assert set(err) == {"code", "message"}, err
+    assert err["message"] and not err["message"].startswith("An error occurred invoking")
+    return err
+
+
+async def reindex_and_wait(c):
+    started = body(await c.call_tool("kb_reindex", {"request": {}}))
+    assert started["started"] is True
+    assert started["current"]["scope"] == "changed"
+    for _ in range(600):
+        status = body(await c.call_tool("kb_status", {}))
+        if not status["indexing"]["isRunning"] and status["indexing"]["last"]:
+            assert status["indexing"]["last"]["outcome"] == "succeeded", status
+            return status
+        await asyncio.sleep(0.05)
+    raise AssertionError("reindex did not finish")
+
+
+def test_initialize_and_tools_list():
+    async def go():
+        async with Client(params(project())) as c:
+            assert c.server_info.name == "local-vector-search-mcp"
+            assert "kb_search" in (c.instructions or "")
+            tools = (await c.list_tools()).tools
+            assert sorted(t.name for t in tools) == READ_TOOLS
+            by = {t.name: t for t in tools}
+            assert by["kb_status"].input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
+            for t in tools:
+                assert t.description and len(t.description) > 40, t.name
+                assert t.output_schema and t.output_schema.get("type") == "object", t.name
+                if t.name != "kb_status":
+                    assert t.input_schema["required"] == ["request"], t.name
+                assert t.annotations.read_only_hint == (t.name != "kb_reindex"), t.name
+                assert t.annotations.destructive_hint is False
+    run(go())
+
+
+def test_happy_paths_on_a_japanese_project():
+    async def go():
+        root = project()
+        async with Client(params(root)) as c:
+            status = await reindex_and_wait(c)
+            assert status["project"]["documents"] == 6
+            assert status["indexMode"] == "lexical"
+            res = body(await c.call_tool("kb_search", {"request": {"query": "形態素解析", "topK": 5}}))
+            hit = res["results"][0]
+            assert hit["path"] == "tokenizer.md" and "[形態素解析]" in hit["snippet"]
+            assert hit["stale"] is False
+            res = body(await c.call_tool("kb_search", {"request": {"query": "京都"}}))
+            assert {r["path"] for r in res["results"]} == {"kyoto.md"}
+            res = body(await c.call_tool("kb_search", {"request": {"query": "API"}}))
+            assert {r["path"] for r in res["results"]} == {"legacy/hankaku.md"}
+            page = body(await c.call_tool("kb_read", hit["readHint"] and {"request": {"path": hit["readHint"]["path"], "pointer": hit["readHint"]["pointer"]}}))
+            assert page["pointer"] == hit["pointer"]
+            whole = body(await c.call_tool("kb_read", {"request": {"path": "kyoto.md"}}))
+            assert whole["pointer"] == "document" and whole["nextPointer"] is None
+            assert whole["markdown"] == (root / "kyoto.md").read_text(encoding="utf-8")
+            assert len(whole["sourceHash"]) == 64
+            outline = body(await c.call_tool("kb_outline", {"request": {"path": "kyoto.md"}}))
+            assert outline["headings"][0]["pointer"].startswith("1~")
+            files = body(await c.call_tool("kb_list_files", {"request": {}}))
+            paths = [f["relativePath"] for f in files["files"]]
+            assert "notes/2026/budget-meeting.md" in paths
+            assert not any(p.startswith(".local-vector-search-mcp") for p in paths)
+            md = body(await c.call_tool("kb_list_files", {"request": {"pathPrefix": "notes", "includeGlob": "**/*.md"}}))
+            assert [f["kind"] for f in md["files"]] == ["markdown"]
+    run(go())
+
+
+def test_every_error_code_it_can_produce():
+    async def go():
+        root = project()
+        async with Client(params(root)) as c:
+            err = error(await c.call_tool("kb_search", {"request": {"query": "京都"}}))
+            assert err["code"] == "INDEX_NOT_READY", err
+            err = error(await c.call_tool("kb_read", {"request": {"path": "../outside.md"}}))
+            assert err["code"] == "INVALID_PATH"
+            err = error(await c.call_tool("kb_read", {"request": {"path": "/etc/passwd"}}))
+            assert err["code"] == "INVALID_PATH"
+            err = error(await c.call_tool("kb_read", {"request": {"path": "missing.md"}}))
+            assert err["code"] == "NOT_FOUND"
+            err = error(await c.call_tool("kb_read", {"request": {"path": "kyoto.md", "pointer": "li1.p1"}}))
+            assert err["code"] == "INVALID_ARGUMENT"
+            err = error(await c.call_tool("kb_read", {"request": {"path": "kyoto.md", "pointer": "9.9"}}))
+            assert err["code"] == "INVALID_ARGUMENT" and "9.9" in err["message"]
+            err = error(await c.call_tool("kb_read", {"path": "kyoto.md"}))
+            assert err["code"] == "INVALID_ARGUMENT" and "request" in err["message"]
+            err = error(await c.call_tool("kb_search", {"request": {"query": "  "}}))
+            assert err["message"].startswith("query must not be empty.")
+            err = error(await c.call_tool("kb_search", {"request": {"query": "x", "topK": 0}}))
+            assert err["message"].startswith("topK must be greater than zero.")
+            err = error(await c.call_tool("kb_search", {"request": {"query": "x", "includeGlobs": ["../**"]}}))
+            assert err["message"].startswith("One or more glob patterns are invalid.")
+            # A stale anchor: read, change the element behind the reader's back, read again.
+            page = body(await c.call_tool("kb_read", {"request": {"path": "kyoto.md"}}))
+            para = next(e for e in page["elements"] if e["kind"] == "paragraph")
+            text = (root / "kyoto.md").read_text(encoding="utf-8")
+            (root / "kyoto.md").write_text(text.replace(para["text"], para["text"] + "（追記）", 1), encoding="utf-8")
+            err = error(await c.call_tool("kb_read", {"request": {"path": "kyoto.md", "pointer": para["pointer"]}}))
+            assert err["code"] == "CONFLICT", err
+            assert body(await c.call_tool("kb_status", {}))["project"]["documents"] == 0
+    run(go())
+
+
+def test_kb_read_pages_to_the_end_of_a_corpus_file():
+    async def go():
+        root = project(copy_fixture=False)
+        src = max((CORPORA / "rust-book-ja" / "src").glob("*.md"), key=lambda p: p.stat().st_size)
+        shutil.copy(src, root / "big.md")
+        expected = src.read_bytes().decode("utf-8").removeprefix("\ufeff")
+        async with Client(params(root)) as c:
+            pointer, out, pages = None, [], 0
+            while True:
+                req = {"path": "big.md", "maxElements": 7, "maxBytes": 3000}
+                if pointer:
+                    req["pointer"] = pointer
+                page = body(await c.call_tool("kb_read", {"request": req}))
+                out.append(page["markdown"])
+                pages += 1
+                pointer = page["nextPointer"]
+                if pointer is None:
+                    break
+            assert pages > 5
+            assert "".join(out) == expected
+    run(go())
+
+
+def test_malformed_requests_then_a_normal_call_succeeds():
+    async def go():
+        async with Client(params(project())) as c:
+            bad_calls = [
+                ("kb_read", {"request": {"path": 123}}),
+                ("kb_read", {"request": "kyoto.md"}),
+                ("kb_read", {"request": {"path": "kyoto.md", "maxElements": "many"}}),
+                ("kb_read", {"request": {"path": "kyoto.md", "bogus": 1}}),
+                ("kb_search", {"request": {"query": ["a"]}}),
+                ("kb_search", {"request": {"query": "x" * 2_000_000}}),
+                ("kb_status", {"unexpected": True}),
+                ("kb_reindex", {"request": {"scope": "everything"}}),
+                ("kb_outline", {}),
+                ("kb_list_files", {"request": {"pathPrefix": "../"}}),
+                ("kb_list_files", {"request": {"includeGlob": "[z-a]"}}),
+            ]
+            for name, args in bad_calls:
+                err = error(await c.call_tool(name, args))
+                assert err["code"] in ("INVALID_ARGUMENT", "INVALID_PATH"), (name, err)
+            with pytest.raises(Exception):
+                await c.call_tool("kb_nonexistent", {})
+            ok = body(await c.call_tool("kb_read", {"request": {"path": "kyoto.md", "maxElements": 1}}))
+            assert len(ok["elements"]) == 1
+    run(go())
+
+
+def test_search_latency_sample():
+    """Not a timing assertion: prints the round-trip numbers the benchmark reports."""
+    async def go():
+        async with Client(params(project())) as c:
+            await reindex_and_wait(c)
+            samples = []
+            for q in ["京都", "会議 予算", "形態素解析", "API", "サーバー"] * 20:
+                t = time.perf_counter()
+                body(await c.call_tool("kb_search", {"request": {"query": q}}))
+                samples.append((time.perf_counter() - t) * 1000)
+            samples.sort()
+            print(f"kb_search round trip (debug build): p50 {samples[len(samples)//2]:.2f} ms")
+    run(go())
