@@ -4,7 +4,6 @@ use std::net::IpAddr;
 use std::path::{Component, Path, PathBuf};
 
 use super::file::{self, FileConfig, Setting, StringList};
-use super::globs::GlobFilter;
 use super::{
     ChunkingConfig, CliOverrides, Config, DEFAULT_EMBEDDING_API_KEY, DEFAULT_EMBEDDING_ENDPOINT,
     DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_SERVER_NAME, EmbeddingConfig, EmbeddingProvider,
@@ -171,13 +170,12 @@ fn build(
     }
     let include = non_blank(include).ok_or_else(blank_pattern)?;
     let exclude = non_blank(exclude).ok_or_else(blank_pattern)?;
-    if let Err(bad) = GlobFilter::new(&include, &exclude) {
-        let key = if include.contains(&bad.pattern) { "include" } else { "exclude" };
-        return Err(Error::invalid_argument(format!(
-            "knowledgeBase.{key} pattern '{}' is not a valid glob: {}.",
-            bad.pattern, bad.reason
-        )));
-    }
+    crate::workspace::GlobFilter::with_names(
+        &include,
+        &exclude,
+        "knowledgeBase.include",
+        "knowledgeBase.exclude",
+    )?;
 
     // embedding
     let provider = match (cli.embedding_provider, &embedding.provider) {

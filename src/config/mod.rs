@@ -6,7 +6,7 @@
 //! - [`parse_args`] is the whole command line (`product.md` §4): global options compatible with
 //!   the original (`contract.md` §2.1), the legacy `--reindex` / `--status` flags and the
 //!   subcommands. It yields the overrides and the [`Command`] to run.
-//! - [`GlobFilter`] implements the include/exclude glob semantics of `contract.md` §3.4.
+//! - Include/exclude globs are validated with `workspace::GlobFilter` (`contract.md` §3.4).
 //! - [`json_schema`] describes the YAML file for editors and `schema/config.schema.json`.
 //!
 //! Invariants:
@@ -19,7 +19,6 @@
 
 mod cli;
 mod file;
-mod globs;
 mod load;
 
 #[cfg(test)]
@@ -29,7 +28,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub use cli::{Cli, CliCommand, Command, GlobalArgs, ParsedArgs, UsageError, parse_args};
-pub use globs::{GlobFilter, InvalidGlob, is_markdown_path};
 pub use load::load;
 
 /// The name of the index directory under the project root (`product.md` §3).
@@ -151,11 +149,6 @@ impl Config {
             tools: ToolsConfig::default(),
             catalog: None,
         }
-    }
-
-    /// The compiled include/exclude filter of the knowledge base.
-    pub fn glob_filter(&self) -> Result<GlobFilter, InvalidGlob> {
-        GlobFilter::new(&self.knowledge_base.include, &self.knowledge_base.exclude)
     }
 }
 

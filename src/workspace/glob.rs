@@ -13,8 +13,9 @@ const MSG_SEARCH_GLOBS: &str = "One or more glob patterns are invalid.";
 
 /// A compiled include/exclude pair matched against root-relative `/` paths.
 ///
-/// A path matches when an include pattern matches it and no exclude pattern does. Matching is
-/// case-insensitive, `*` and `?` stay within one path segment, `**` spans segments (`*.md` is
+/// A path matches when an include pattern matches it and no exclude pattern matches it or one of
+/// its ancestor folders (an excluded folder excludes everything below it, as in the original's
+/// .NET globbing: `drafts` excludes `drafts/a.md`). Matching is case-insensitive, `*` and `?` stay within one path segment, `**` spans segments (`*.md` is
 /// top-level only; `**/*.md` is every depth; `docs/**` is everything below `docs`).
 #[derive(Clone, Debug)]
 pub struct GlobFilter {
@@ -65,7 +66,18 @@ impl GlobFilter {
             path
         };
         let candidate = Candidate::new(path);
-        self.include.is_match_candidate(&candidate) && !self.exclude.is_match_candidate(&candidate)
+        self.include.is_match_candidate(&candidate) && !self.is_excluded(path)
+    }
+
+    /// Whether `path` or one of its ancestor folders matches an exclude pattern.
+    fn is_excluded(&self, path: &str) -> bool {
+        if self.exclude.is_empty() {
+            return false;
+        }
+        path.match_indices('/')
+            .map(|(i, _)| &path[..i])
+            .chain(std::iter::once(path))
+            .any(|prefix| self.exclude.is_match(prefix))
     }
 }
 

@@ -848,3 +848,23 @@ proptest! {
         prop_assert_eq!(compare_paths(&a, &b).is_eq(), a == b);
     }
 }
+
+#[test]
+fn glob_semantics_follow_the_original() {
+    let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+    let f = GlobFilter::new(&s(&["**/*.md"]), &s(&["drafts", "**/private/**", "Old/*.md"])).unwrap();
+    assert!(f.matches("a.md"));
+    assert!(f.matches("docs/guide/A.MD"));
+    assert!(!f.matches("docs/a.txt"));
+    assert!(!f.matches("drafts/a.md"), "a matched folder excludes its content");
+    assert!(!f.matches("Drafts/deep/a.md"), "case-insensitive");
+    assert!(f.matches("docs/drafts.md"));
+    assert!(!f.matches("x/private/y.md"));
+    assert!(!f.matches("old/a.md"));
+    assert!(f.matches("old/sub/a.md"), "* stays within a segment");
+    let f = GlobFilter::new(&s(&["docs/*.md", "./top.md"]), &[]).unwrap();
+    assert!(f.matches("docs/a.md"));
+    assert!(!f.matches("docs/sub/a.md"));
+    assert!(f.matches("top.md"));
+    assert!(!f.matches("other/top.md"));
+}
