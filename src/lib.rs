@@ -7,6 +7,7 @@
 pub mod chunk;
 pub mod cli;
 pub mod config;
+pub mod edit;
 pub mod engine;
 pub mod error;
 pub mod indexer;
