@@ -9,14 +9,19 @@
 //! - Every failure carries an `ErrorCode` and one sentence saying what to do.
 //! - No absolute path appears in an error message (status fields report the index location).
 
+mod mutate;
+
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
 use crate::config::{Config, EmbeddingProvider, Loaded, SearchMode};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::indexer::{
-    IndexLayout, Indexer, Progress, ReindexOptions, SCHEMA_VERSION, Snapshot, compatibility, lexical_manifest,
+    IndexLayout, Indexer, Progress, ReindexOptions, SCHEMA_VERSION, Snapshot, Synchronizer, WATCHER_PATH,
+    FileWatcher, compatibility, watch,
+    lexical_manifest,
 };
 use crate::lexical::{ANALYZER_VERSION, LexicalIndex};
 use crate::markdown::{Anchor, Document, ElementKind, ReadLimits, outline, read_slice};
@@ -28,7 +33,7 @@ use crate::wire::{
     SearchHit, SearchRequest, SearchResponse, SliceElement, StatusResponse, SynchronizationStatus,
     TableColumn, TableProjection, TableRow,
 };
-use crate::workspace::{GlobFilter, PathContext, Workspace};
+use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
 
 /// Most results one search returns.
 pub const MAX_TOP_K: i64 = 50;
@@ -37,11 +42,50 @@ pub const MAX_TOP_K: i64 = 50;
 pub struct Engine {
     config: Config,
     warnings: Vec<String>,
+    core: Arc<Core>,
+    sync: Arc<Synchronizer>,
+    watcher: Mutex<Option<FileWatcher>>,
+}
+
+/// What both the engine and the background synchronizer use.
+struct Core {
     workspace: Workspace,
     filter: GlobFilter,
     chunk_options: ChunkOptions,
     layout: IndexLayout,
     reader: Mutex<Option<LexicalIndex>>,
+}
+
+/// How long a writer waits for another writer of this project before giving up.
+const WRITER_WAIT: Duration = Duration::from_secs(60);
+
+impl Core {
+    /// Opens the indexer, waiting while another writer (e.g. a running reindex) holds the lock.
+    fn indexer(&self) -> Result<Indexer<'_>> {
+        let deadline = Instant::now() + WRITER_WAIT;
+        loop {
+            match Indexer::open(&self.workspace, self.filter.clone(), self.chunk_options, &self.layout) {
+                Err(e) if e.code == ErrorCode::IndexNotReady && e.message.starts_with("Another") && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Reconciles `paths` and makes the reader see the result.
+    fn reconcile(&self, paths: &[RelPath]) -> Result<()> {
+        self.indexer()?.reconcile(paths)?;
+        self.reload_reader()
+    }
+
+    fn reload_reader(&self) -> Result<()> {
+        let guard = self.reader.lock().map_err(|_| Error::internal("the index reader lock was poisoned"))?;
+        match guard.as_ref() {
+            Some(index) => index.reload(),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Engine {
@@ -65,7 +109,10 @@ impl Engine {
             warnings.push(note);
         }
         let layout = IndexLayout::new(config.storage.path.clone());
-        Ok(Engine { config, warnings, workspace, filter, chunk_options, layout, reader: Mutex::new(None) })
+        let core = Arc::new(Core { workspace, filter, chunk_options, layout, reader: Mutex::new(None) });
+        let worker_core = Arc::clone(&core);
+        let sync = Arc::new(Synchronizer::start(Box::new(move |paths: &[RelPath]| worker_core.reconcile(paths))));
+        Ok(Engine { config, warnings, core, sync, watcher: Mutex::new(None) })
     }
 
     /// The resolved configuration.
@@ -75,19 +122,19 @@ impl Engine {
 
     /// The workspace (the only door to user files).
     pub fn workspace(&self) -> &Workspace {
-        &self.workspace
+        &self.core.workspace
     }
 
     /// Whether an index has been built for this project.
     pub fn index_exists(&self) -> bool {
-        self.layout.exists()
+        self.core.layout.exists()
     }
 
     /// `kb_read`.
     pub fn read(&self, req: &ReadRequest) -> Result<MarkdownSlice> {
-        let path = self.workspace.rel_path(&req.path, PathContext::Markdown)?;
+        let path = self.core.workspace.rel_path(&req.path, PathContext::Markdown)?;
         let anchor = req.pointer.as_deref().map(Anchor::parse).transpose()?;
-        let source = self.workspace.read_markdown(&path)?;
+        let source = self.core.workspace.read_markdown(&path)?;
         let doc = Document::parse(&source.text);
         let limits = ReadLimits::clamped(req.max_elements, req.max_bytes);
         let page = read_slice(&source.text, &doc, path.as_str(), anchor.as_ref(), limits)?;
@@ -119,8 +166,8 @@ impl Engine {
 
     /// `kb_outline`.
     pub fn outline(&self, req: &OutlineRequest) -> Result<OutlineResponse> {
-        let path = self.workspace.rel_path(&req.path, PathContext::Markdown)?;
-        let source = self.workspace.read_markdown(&path)?;
+        let path = self.core.workspace.rel_path(&req.path, PathContext::Markdown)?;
+        let source = self.core.workspace.read_markdown(&path)?;
         let doc = Document::parse(&source.text);
         fn convert(n: crate::markdown::OutlineNode) -> OutlineNode {
             OutlineNode {
@@ -143,14 +190,14 @@ impl Engine {
             .path_prefix
             .as_deref()
             .filter(|p| !p.trim().is_empty())
-            .map(|p| self.workspace.rel_path(p.trim_end_matches(['/', '\\']), PathContext::Any))
+            .map(|p| self.core.workspace.rel_path(p.trim_end_matches(['/', '\\']), PathContext::Any))
             .transpose()?;
         let glob = req
             .include_glob
             .as_deref()
             .map(|g| GlobFilter::with_names(&[g.to_owned()], &[], "includeGlob", "excludeGlob"))
             .transpose()?;
-        let files = self.workspace.list_files(prefix.as_ref(), glob.as_ref())?;
+        let files = self.core.workspace.list_files(prefix.as_ref(), glob.as_ref())?;
         Ok(ListFilesResponse {
             files: files
                 .into_iter()
@@ -164,22 +211,48 @@ impl Engine {
         })
     }
 
-    /// Runs a reindex in this thread (takes the writer lock).
-    pub fn reindex(
-        &self,
-        opts: ReindexOptions,
-        progress: &mut dyn FnMut(&Progress),
-    ) -> Result<ReindexResult> {
-        let mut indexer =
-            Indexer::open(&self.workspace, self.filter.clone(), self.chunk_options, &self.layout)?;
-        indexer.reindex(opts, progress)
+    /// Runs a reindex in this thread (takes the writer lock; waits for another writer of this
+    /// process or another one to finish first, up to a minute).
+    pub fn reindex(&self, opts: ReindexOptions, progress: &mut dyn FnMut(&Progress)) -> Result<ReindexResult> {
+        let result = self.core.indexer()?.reindex(opts, progress)?;
+        self.sync.clear_all();
+        self.core.reload_reader()?;
+        Ok(result)
+    }
+
+    /// Starts watching the knowledge-base root for external edits (`watchFiles`).
+    pub fn start_watching(&self) -> Result<()> {
+        let on_change = {
+            let sync = Arc::clone(&self.sync);
+            Box::new(move |rel: RelPath| {
+                sync.schedule(&rel);
+            })
+        };
+        let on_error = {
+            let sync = Arc::clone(&self.sync);
+            Box::new(move |message: String| sync.report_error(WATCHER_PATH, message))
+        };
+        let watcher = watch(
+            self.core.workspace.root().to_path_buf(),
+            self.core.workspace.internal_dir_name().to_owned(),
+            self.core.filter.clone(),
+            on_change,
+            on_error,
+        )?;
+        *self.watcher.lock().map_err(|_| Error::internal("the watcher lock was poisoned"))? = Some(watcher);
+        Ok(())
+    }
+
+    /// The background synchronizer (pending edits, watcher errors).
+    pub fn synchronizer(&self) -> &Synchronizer {
+        &self.sync
     }
 
     fn with_reader<T>(&self, f: impl FnOnce(&LexicalIndex) -> Result<T>) -> Result<T> {
         let mut guard =
-            self.reader.lock().map_err(|_| Error::internal("the index reader lock was poisoned"))?;
+            self.core.reader.lock().map_err(|_| Error::internal("the index reader lock was poisoned"))?;
         if guard.is_none() {
-            *guard = Some(LexicalIndex::open_or_create(&self.layout.lexical_dir())?);
+            *guard = Some(LexicalIndex::open_or_create(&self.core.layout.lexical_dir())?);
         }
         match guard.as_ref() {
             Some(index) => f(index),
@@ -237,7 +310,7 @@ impl Engine {
                 );
             }
         }
-        if Snapshot::read(&self.layout).is_none_or(|s| s.chunks == 0) {
+        if Snapshot::read(&self.core.layout).is_none_or(|s| s.chunks == 0) {
             return Err(Error::index_not_ready(
                 "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).",
             ));
@@ -275,15 +348,15 @@ impl Engine {
     }
 
     fn current_hash(&self, path: &str) -> Option<String> {
-        let rel = self.workspace.rel_path(path, PathContext::Markdown).ok()?;
-        self.workspace.read_markdown(&rel).ok().map(|s| s.source_hash)
+        let rel = self.core.workspace.rel_path(path, PathContext::Markdown).ok()?;
+        self.core.workspace.read_markdown(&rel).ok().map(|s| s.source_hash)
     }
 
     /// `kb_status`; `indexing` and `synchronization` come from the caller (the server's
     /// coordinator), so the CLI passes defaults.
     pub fn status(&self, indexing: IndexingStatus, synchronization: SynchronizationStatus) -> StatusResponse {
-        let snapshot = Snapshot::read(&self.layout);
-        let current = lexical_manifest(&self.chunk_options);
+        let snapshot = Snapshot::read(&self.core.layout);
+        let current = lexical_manifest(&self.core.chunk_options);
         let compat = match &snapshot {
             Some(s) => compatibility(&s.manifest, &current),
             None => Compatibility { is_compatible: true, problems: Vec::new() },
@@ -291,7 +364,7 @@ impl Engine {
         let embedding = &self.config.embedding;
         let enabled = embedding.provider != EmbeddingProvider::None;
         StatusResponse {
-            database_path: self.layout.dir().display().to_string(),
+            database_path: self.core.layout.dir().display().to_string(),
             schema_version: SCHEMA_VERSION.to_owned(),
             chunker_version: CHUNKER_VERSION.to_owned(),
             embedding_text_builder_version: EMBEDDING_TEXT_VERSION.to_owned(),
@@ -299,7 +372,7 @@ impl Engine {
             embedding_model: if enabled { embedding.model.clone() } else { "none".to_owned() },
             embedding_dimensions: enabled.then(|| embedding.effective_dimensions()),
             project: ProjectStatus {
-                root: self.workspace.root().display().to_string(),
+                root: self.core.workspace.root().display().to_string(),
                 documents: snapshot.as_ref().map_or(0, |s| s.documents),
                 chunks: snapshot.as_ref().map_or(0, |s| s.chunks),
                 last_indexed_at_utc: snapshot.as_ref().map(|s| s.last_indexed_at_utc.clone()),

@@ -16,11 +16,15 @@
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
 mod layout;
+mod sync;
+mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use layout::{IndexLayout, Snapshot, WriterLock};
+pub use sync::{ReconcileFn, Synchronizer, WATCHER_PATH};
+pub use watch::{FileWatcher, QUIET_PERIOD, watch};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk, embedding_text_hash};
 use crate::error::{Error, ErrorCode, Result};

@@ -11,12 +11,16 @@
 //!
 //! Text is split into *word runs* (letters and digits of alphabetic scripts, joined by the
 //! connectors `_ . - : :: ' / @`) handled by a small scanner here, and the rest (Japanese,
-//! other CJK, punctuation), which goes to lindera with IPADIC in decompose ("search") mode, so
-//! long kanji compounds are split (`関西国際空港` → `関西 国際 空港`) the way Lucene's default
-//! Japanese analyzer does.
+//! other CJK, punctuation), which goes to lindera with IPADIC in normal mode; a long noun is
+//! then split on its own in decompose ("search") mode into parts plus the whole compound
+//! (`関西国際空港` → `関西 国際 空港` + `関西国際空港`).
+//!
+//! Token texts live in one arena string per analyzer (no allocation per token); tantivy's
+//! token stream copies each into one reused [`Token`].
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use lindera::mode::{Mode, Penalty};
 use lindera::segmenter::Segmenter;
@@ -59,11 +63,17 @@ pub(crate) enum Kind {
     Base,
 }
 
-/// One analyzed token: tantivy's token plus its role.
-#[derive(Clone, Debug)]
+/// One analyzed token. Offsets are byte offsets into the original text; the text is in the
+/// analyzer's arena ([`Analyzer::text`]).
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct AToken {
-    pub(crate) token: Token,
+    pub(crate) offset_from: usize,
+    pub(crate) offset_to: usize,
+    pub(crate) position: usize,
+    /// Number of primary positions covered (more than 1 only for a whole identifier/compound).
+    pub(crate) position_length: usize,
     pub(crate) kind: Kind,
+    text: (usize, usize),
 }
 
 /// The two segmenters over the one shared dictionary.
@@ -72,6 +82,11 @@ struct Segmenters {
     normal: Segmenter,
     /// Decompose (search) mode: splits a long compound taken on its own.
     decompose: Segmenter,
+    /// Per system-dictionary word: its [`Class`] and whether its base form differs from its
+    /// surface, filled on first sight (reading an entry's details is a large part of the
+    /// analysis cost; word frequencies are Zipfian). 0 = not yet known, else
+    /// `1 + 2 * class + has_base`.
+    word_info: Vec<AtomicU8>,
 }
 
 static SEGMENTERS: OnceLock<std::result::Result<Segmenters, String>> = OnceLock::new();
@@ -81,9 +96,11 @@ fn segmenters() -> std::result::Result<&'static Segmenters, &'static str> {
     SEGMENTERS
         .get_or_init(|| {
             let dict = super::dictionary::load().map_err(|e| e.to_string())?;
+            let words = dict.prefix_dictionary.words_idx_data.len() / 4;
             Ok(Segmenters {
                 normal: Segmenter::new(Mode::Normal, dict.clone(), None),
                 decompose: Segmenter::new(Mode::Decompose(Penalty::default()), dict, None),
+                word_info: std::iter::repeat_with(|| AtomicU8::new(0)).take(words).collect(),
             })
         })
         .as_ref()
@@ -105,8 +122,10 @@ pub(crate) struct Analyzer {
     norm: Normalized,
     lattice: Lattice,
     parts: Vec<(usize, usize)>,
-    /// The tokens of the last [`Analyzer::run`].
-    pub(crate) tokens: Vec<AToken>,
+    /// The output of the last [`Analyzer::run`].
+    tokens: Vec<AToken>,
+    /// The token texts, back to back.
+    arena: String,
 }
 
 impl Analyzer {
@@ -117,15 +136,27 @@ impl Analyzer {
             lattice: Lattice::default(),
             parts: Vec::new(),
             tokens: Vec::new(),
+            arena: String::new(),
         }
     }
 
-    /// Analyzes `text` into [`Analyzer::tokens`].
+    /// The tokens of the last [`Analyzer::run`].
+    pub(crate) fn tokens(&self) -> &[AToken] {
+        &self.tokens
+    }
+
+    /// The text of a token of the last [`Analyzer::run`].
+    pub(crate) fn text(&self, t: &AToken) -> &str {
+        self.arena.get(t.text.0..t.text.1).unwrap_or_default()
+    }
+
+    /// Analyzes `text`; the result is in [`Analyzer::tokens`].
     pub(crate) fn run(&mut self, text: &str) {
         self.tokens.clear();
+        self.arena.clear();
         self.norm.normalize(text);
-        let Analyzer { norm, lattice, parts, tokens } = self;
-        let mut emitter = Emitter { norm, tokens, position: 0 };
+        let Analyzer { norm, lattice, parts, tokens, arena } = self;
+        let mut emitter = Emitter { norm, tokens, arena, position: 0 };
         let s = emitter.norm.text.as_str();
         let mut other_start = 0;
         let mut i = 0;
@@ -156,30 +187,36 @@ impl Default for Analyzer {
 struct Emitter<'a> {
     norm: &'a Normalized,
     tokens: &'a mut Vec<AToken>,
+    arena: &'a mut String,
     position: usize,
 }
 
 impl Emitter<'_> {
-    /// Emits a token for normalised bytes `from..to` with `text` (already final).
-    fn push(
-        &mut self,
-        text: String,
-        from: usize,
-        to: usize,
-        position: usize,
-        position_length: usize,
-        kind: Kind,
-    ) {
+    /// Emits a token for normalised bytes `from..to` whose text is `source` lowercased and
+    /// stemmed ([`final_text_into`]).
+    fn push(&mut self, source: &str, from: usize, to: usize, position: usize, position_length: usize, kind: Kind) {
+        let start = self.arena.len();
+        final_text_into(source, self.arena);
         self.tokens.push(AToken {
-            token: Token {
-                offset_from: self.norm.orig_start(from),
-                offset_to: self.norm.orig_end(to),
-                position,
-                text,
-                position_length,
-            },
+            offset_from: self.norm.orig_start(from),
+            offset_to: self.norm.orig_end(to),
+            position,
+            position_length,
             kind,
+            text: (start, self.arena.len()),
         });
+    }
+
+    /// Drops the last emitted token if its text equals the one before.
+    fn pop_if_repeated(&mut self) {
+        let n = self.tokens.len();
+        if n >= 2 {
+            let (a, b) = (self.tokens[n - 2].text, self.tokens[n - 1].text);
+            if self.arena.get(a.0..a.1) == self.arena.get(b.0..b.1) {
+                self.arena.truncate(b.0);
+                self.tokens.pop();
+            }
+        }
     }
 }
 
@@ -190,12 +227,21 @@ pub(crate) fn is_word_char(c: char) -> bool {
         return c.is_ascii_alphanumeric();
     }
     let u = c as u32;
-    c.is_alphanumeric()
-        && u < 0x2E80
+    u < 0x2E80
+        && c.is_alphanumeric()
         && !(0x0E00..=0x0EFF).contains(&u) // Thai, Lao
         && !(0x1000..=0x109F).contains(&u) // Myanmar
         && !(0x1100..=0x11FF).contains(&u) // Hangul Jamo
         && !(0x1780..=0x17FF).contains(&u) // Khmer
+}
+
+/// `char::is_alphanumeric` with a fast path for kana and common kanji.
+pub(crate) fn is_alnum(c: char) -> bool {
+    let u = c as u32;
+    (0x3041..=0x3096).contains(&u)
+        || (0x30A1..=0x30FA).contains(&u)
+        || (0x4E00..=0x9FFF).contains(&u)
+        || c.is_alphanumeric()
 }
 
 fn is_mark(c: char) -> bool {
@@ -261,12 +307,11 @@ fn scan_word_run(em: &mut Emitter<'_>, parts: &mut Vec<(usize, usize)>, start: u
             continue;
         }
         let position = em.position;
-        em.push(final_text(&s[a..b]), a, b, position, 1, Kind::Primary(Class::Word));
+        em.push(&s[a..b], a, b, position, 1, Kind::Primary(Class::Word));
         em.position += 1;
         if k == 0 && (parts.len() > 1 || whole_end > end) && whole_end - start <= MAX_TOKEN_BYTES {
             // the whole run, at the position of its first part
-            let whole = final_text(&s[start..whole_end]);
-            em.push(whole, start, whole_end, first_position, parts.len(), Kind::Whole);
+            em.push(&s[start..whole_end], start, whole_end, first_position, parts.len(), Kind::Whole);
         }
     }
     whole_end
@@ -355,7 +400,7 @@ fn is_kanji(c: char) -> bool {
 /// on its own, not in context, keeps the parts the same wherever the word appears.
 fn segment_other(em: &mut Emitter<'_>, lattice: &mut Lattice, a: usize, b: usize) {
     let s = &em.norm.text[a..b];
-    if !s.chars().any(char::is_alphanumeric) {
+    if !s.chars().any(is_alnum) {
         return;
     }
     let Ok(segs) = segmenters() else { return };
@@ -366,26 +411,66 @@ fn segment_other(em: &mut Emitter<'_>, lattice: &mut Lattice, a: usize, b: usize
             _ => continue, // offsets disagree with the surface: never seen, but never panic
         };
         let surface = &s[from..to];
-        if surface.len() > MAX_TOKEN_BYTES || !surface.chars().any(char::is_alphanumeric) {
+        if surface.len() > MAX_TOKEN_BYTES || !surface.chars().any(is_alnum) {
             continue;
         }
-        let (pos, sub, base) = details(&t);
-        let class = classify(pos, sub, surface, base);
+        let (class, has_base) = word_info(segs, &t, surface);
         if class == Class::Noun
             && is_compound_candidate(surface)
             && emit_compound(em, lattice, surface, a + from)
         {
             continue;
         }
-        let base = (class == Class::Content && base != "*" && base != surface).then_some(base);
-        let text = final_text(surface);
         let position = em.position;
-        let base = base.map(final_text).filter(|b| *b != text && b.len() <= MAX_TOKEN_BYTES);
-        em.push(text, a + from, a + to, position, 1, Kind::Primary(class));
-        if let Some(base) = base {
-            em.push(base, a + from, a + to, position, 1, Kind::Base);
+        em.push(surface, a + from, a + to, position, 1, Kind::Primary(class));
+        if has_base {
+            let base = details(&t).2;
+            if base.len() <= MAX_TOKEN_BYTES {
+                em.push(base, a + from, a + to, position, 1, Kind::Base);
+                em.pop_if_repeated(); // the same as the surface once lowercased and stemmed
+
+            }
         }
         em.position += 1;
+    }
+}
+
+/// The [`Class`] of a lindera token and whether it carries a base form that differs from its
+/// surface, cached per system-dictionary word.
+fn word_info(segs: &Segmenters, t: &lindera::token::Token<'_>, surface: &str) -> (Class, bool) {
+    let slot = (!t.word_id.is_unknown() && t.word_id.is_system())
+        .then(|| segs.word_info.get(t.word_id.id() as usize))
+        .flatten();
+    if let Some(slot) = slot {
+        let code = slot.load(Ordering::Relaxed);
+        if let Some(c) = code.checked_sub(1) {
+            return (class_of(c >> 1), c & 1 == 1);
+        }
+    }
+    let (pos, sub, base) = details(t);
+    let class = classify(pos, sub, surface, base);
+    let has_base = class == Class::Content && base != "*" && base != surface;
+    if let Some(slot) = slot {
+        slot.store(1 + (class_code(class) << 1) + u8::from(has_base), Ordering::Relaxed);
+    }
+    (class, has_base)
+}
+
+fn class_code(class: Class) -> u8 {
+    match class {
+        Class::Word => 0,
+        Class::Noun => 1,
+        Class::Content => 2,
+        Class::Function => 3,
+    }
+}
+
+fn class_of(code: u8) -> Class {
+    match code {
+        0 => Class::Word,
+        1 => Class::Noun,
+        2 => Class::Content,
+        _ => Class::Function,
     }
 }
 
@@ -398,24 +483,22 @@ fn emit_compound(em: &mut Emitter<'_>, lattice: &mut Lattice, surface: &str, at:
     };
     let parts: Vec<_> = parts
         .into_iter()
-        .filter(|p| {
-            surface.get(p.byte_start..p.byte_end).is_some_and(|x| x.chars().any(char::is_alphanumeric))
-        })
+        .filter(|p| surface.get(p.byte_start..p.byte_end).is_some_and(|x| x.chars().any(is_alnum)))
         .collect();
     if parts.len() < 2 {
         return false;
     }
     let first = em.position;
     for (k, p) in parts.iter().enumerate() {
-        let (pos, sub, base) = details(p);
         let part = &surface[p.byte_start..p.byte_end];
-        let class = match classify(pos, sub, part, base) {
+        let class = match word_info(segs, p, part).0 {
             Class::Function => Class::Function,
             _ => Class::Noun,
         };
-        em.push(final_text(part), at + p.byte_start, at + p.byte_end, em.position, 1, Kind::Primary(class));
+        let position = em.position;
+        em.push(part, at + p.byte_start, at + p.byte_end, position, 1, Kind::Primary(class));
         if k == 0 {
-            em.push(final_text(surface), at, at + surface.len(), first, parts.len(), Kind::Whole);
+            em.push(surface, at, at + surface.len(), first, parts.len(), Kind::Whole);
         }
         em.position += 1;
     }
@@ -492,28 +575,41 @@ fn classify(pos: &str, sub: &str, surface: &str, base: &str) -> Class {
 /// Lowercases and applies the katakana prolonged-sound stem.
 pub(crate) fn final_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    if s.is_ascii() {
-        out.push_str(s);
-        out.make_ascii_lowercase();
-        return out;
-    }
-    for c in s.chars() {
-        if c.is_uppercase() {
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    stem_katakana(&mut out);
+    final_text_into(s, &mut out);
     out
 }
 
-/// Strips one trailing `ー` from an all-katakana token of at least four characters
-/// (Lucene's `JapaneseKatakanaStemFilter`), so `サーバー` and `サーバ` meet.
-fn stem_katakana(s: &mut String) {
-    if s.ends_with('ー')
-        && s.chars().count() >= 4
-        && s.chars().all(|c| ('\u{30A0}'..='\u{30FF}').contains(&c))
+/// Appends [`final_text`] of `s` to `out`.
+pub(crate) fn final_text_into(s: &str, out: &mut String) {
+    let start = out.len();
+    if s.is_ascii() {
+        out.push_str(s);
+        out[start..].make_ascii_lowercase();
+        return;
+    }
+    // CJK and kana have no case: skip the Unicode lookup for them
+    let cased = |c: char| !(0x3000..=0x9FFF).contains(&(c as u32)) && c.is_uppercase();
+    if s.chars().any(cased) {
+        for c in s.chars() {
+            if cased(c) {
+                out.extend(c.to_lowercase());
+            } else {
+                out.push(c);
+            }
+        }
+    } else {
+        out.push_str(s);
+    }
+    stem_katakana(out, start);
+}
+
+/// Strips one trailing `ー` from `s[start..]` when that is all katakana and at least four
+/// characters (Lucene's `JapaneseKatakanaStemFilter`), so `サーバー` and `サーバ` meet.
+fn stem_katakana(s: &mut String, start: usize) {
+    let token = &s[start..];
+    if token.ends_with('ー')
+        && token.chars().count() >= 4
+        && token.chars().all(|c| ('\u{30A0}'..='\u{30FF}').contains(&c))
     {
         s.pop();
     }
@@ -537,12 +633,11 @@ impl Clone for LvsTokenizer {
     }
 }
 
-/// The token stream over the analyzer's output buffer.
+/// The token stream over the analyzer's output, copied into one reused [`Token`].
 pub(crate) struct LvsTokenStream<'a> {
-    tokens: &'a mut [AToken],
-    cursor: usize,
-    /// Returned by `token()` before the first `advance()` (tantivy never does that).
-    fallback: Token,
+    analyzer: &'a Analyzer,
+    next: usize,
+    token: Token,
 }
 
 impl Tokenizer for LvsTokenizer {
@@ -550,31 +645,28 @@ impl Tokenizer for LvsTokenizer {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> LvsTokenStream<'a> {
         self.analyzer.run(text);
-        LvsTokenStream { tokens: &mut self.analyzer.tokens, cursor: 0, fallback: Token::default() }
+        LvsTokenStream { analyzer: &self.analyzer, next: 0, token: Token::default() }
     }
 }
 
 impl TokenStream for LvsTokenStream<'_> {
     fn advance(&mut self) -> bool {
-        if self.cursor < self.tokens.len() {
-            self.cursor += 1;
-            true
-        } else {
-            false
-        }
+        let Some(t) = self.analyzer.tokens.get(self.next) else { return false };
+        self.next += 1;
+        self.token.offset_from = t.offset_from;
+        self.token.offset_to = t.offset_to;
+        self.token.position = t.position;
+        self.token.position_length = t.position_length;
+        self.token.text.clear();
+        self.token.text.push_str(self.analyzer.text(t));
+        true
     }
 
     fn token(&self) -> &Token {
-        match self.cursor.checked_sub(1).and_then(|i| self.tokens.get(i)) {
-            Some(t) => &t.token,
-            None => &self.fallback,
-        }
+        &self.token
     }
 
     fn token_mut(&mut self) -> &mut Token {
-        match self.cursor.checked_sub(1).and_then(|i| self.tokens.get_mut(i)) {
-            Some(t) => &mut t.token,
-            None => &mut self.fallback,
-        }
+        &mut self.token
     }
 }

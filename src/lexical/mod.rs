@@ -130,5 +130,5 @@ pub struct LexicalHit {
 pub fn analyze(text: &str) -> Vec<String> {
     let mut a = analyzer::Analyzer::new();
     a.run(text);
-    a.tokens.into_iter().map(|t| t.token.text).collect()
+    a.tokens().iter().map(|t| a.text(t).to_string()).collect()
 }

@@ -56,23 +56,66 @@ impl Normalized {
             self.segs.push(Seg { norm: 0, orig: 0, linear: true });
             return;
         }
-        let mut unit_start = 0;
-        let mut unit_chars = 0;
+        // Runs of kana, kanji and ASCII (each its own, unchanged unit) are copied in one go;
+        // other characters are grouped into units and normalised.
+        let mut linear_start = 0; // start of the pending run of fast characters
+        let mut unit: Option<(usize, usize)> = None; // start and length of a pending unit
+        let mut prev = 0; // start of the previous character
         for (i, c) in src.char_indices() {
-            if i > unit_start && (unit_chars >= MAX_UNIT_CHARS || starts_unit(c)) {
-                self.push_unit(&src[unit_start..i], unit_start);
-                unit_start = i;
-                unit_chars = 0;
+            if c.is_ascii() || is_stable_starter(c) {
+                if let Some((u, _)) = unit.take() {
+                    self.push_unit(&src[u..i], u);
+                    linear_start = i;
+                }
+            } else if starts_unit(c) {
+                match unit.take() {
+                    Some((u, _)) => self.push_unit(&src[u..i], u),
+                    None => self.push_linear(&src[linear_start..i], linear_start),
+                }
+                unit = Some((i, 1));
+            } else {
+                // `c` combines with what precedes it
+                match unit {
+                    Some((u, n)) if n < MAX_UNIT_CHARS => unit = Some((u, n + 1)),
+                    Some((u, _)) => {
+                        self.push_unit(&src[u..i], u);
+                        unit = Some((i, 1));
+                    }
+                    None => {
+                        self.push_linear(&src[linear_start..prev], linear_start);
+                        unit = Some((prev, 2));
+                    }
+                }
             }
-            unit_chars += 1;
+            prev = i;
         }
-        self.push_unit(&src[unit_start..], unit_start);
+        match unit {
+            Some((u, _)) => self.push_unit(&src[u..], u),
+            None => self.push_linear(&src[linear_start..], linear_start),
+        }
+    }
+
+    /// Appends text that NFKC leaves unchanged.
+    fn push_linear(&mut self, run: &str, orig: usize) {
+        if run.is_empty() {
+            return;
+        }
+        let norm = self.text.len();
+        self.text.push_str(run);
+        if let Some(last) = self.segs.last()
+            && last.linear
+            && last.orig + (norm - last.norm) == orig
+        {
+            return; // continues the previous linear segment
+        }
+        self.segs.push(Seg { norm, orig, linear: true });
     }
 
     fn push_unit(&mut self, unit: &str, orig: usize) {
         let norm = self.text.len();
-        let unchanged = match unit.as_bytes() {
-            [b] => b.is_ascii(),
+        let mut chars = unit.chars();
+        let unchanged = match (chars.next(), chars.next()) {
+            (Some(c), None) => c.is_ascii() || is_stable_starter(c) || is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes,
             _ => is_nfkc_quick(unit.chars()) == IsNormalized::Yes,
         };
         if unchanged {
@@ -129,7 +172,7 @@ impl Normalized {
 
 /// Whether `c` begins a new normalisation unit, i.e. NFKC cannot combine it with what precedes.
 fn starts_unit(c: char) -> bool {
-    if c.is_ascii() {
+    if c.is_ascii() || is_stable_starter(c) {
         return true;
     }
     let mut first = None;
@@ -142,4 +185,10 @@ fn starts_unit(c: char) -> bool {
     canonical_combining_class(first) == 0
         && is_nfkc_quick(std::iter::once(first)) != IsNormalized::Maybe
         && is_nfkc_quick(std::iter::once(c)) != IsNormalized::Maybe
+}
+
+/// Kana, common kanji and `、。`: NFKC leaves them unchanged and never combines them with what
+/// precedes (a fast path; everything else goes through the Unicode tables).
+fn is_stable_starter(c: char) -> bool {
+    matches!(c as u32, 0x3001..=0x3002 | 0x3041..=0x3096 | 0x30A1..=0x30FC | 0x4E00..=0x9FFF)
 }

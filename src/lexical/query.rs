@@ -99,16 +99,17 @@ struct Slot {
 
 fn slots(analyzer: &Analyzer) -> Vec<Slot> {
     let mut slots: Vec<Slot> = Vec::new();
-    for t in &analyzer.tokens {
-        let p = t.token.position;
+    for t in analyzer.tokens() {
+        let p = t.position;
+        let text = analyzer.text(t).to_string();
         if p >= slots.len() {
             slots.resize_with(p + 1, Slot::default);
         }
         let slot = &mut slots[p];
         match t.kind {
-            Kind::Primary(class) => slot.primary = Some((t.token.text.clone(), class)),
-            Kind::Whole => slot.wholes.push((t.token.text.clone(), t.token.position_length)),
-            Kind::Base => slot.bases.push(t.token.text.clone()),
+            Kind::Primary(class) => slot.primary = Some((text, class)),
+            Kind::Whole => slot.wholes.push((text, t.position_length)),
+            Kind::Base => slot.bases.push(text),
         }
     }
     slots.retain(|s| s.primary.is_some());
@@ -124,6 +125,9 @@ fn single(slot: &Slot) -> Option<Clause> {
     }
     let mut terms = vec![text.clone()];
     terms.extend(slot.bases.iter().filter(|b| *b != text).cloned());
+    if std::env::var_os("LVS_EXP_BASEONLY").is_some() && terms.len() > 1 {
+        terms.remove(0);
+    }
     Some(Clause { phrases: Vec::new(), terms })
 }
 

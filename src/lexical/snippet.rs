@@ -39,15 +39,14 @@ pub(crate) fn snippet(text: &str, terms: &[String], analyzer: &mut Analyzer) -> 
     // spans of primary tokens by position, and matches (position, term, span)
     let mut spans: Vec<(usize, usize)> = Vec::new();
     let mut hits: Vec<(usize, usize, usize, usize)> = Vec::new();
-    for t in &analyzer.tokens {
-        let tok = &t.token;
-        if let Kind::Primary(_) = t.kind {
+    for tok in analyzer.tokens() {
+        if let Kind::Primary(_) = tok.kind {
             if tok.position >= spans.len() {
                 spans.resize(tok.position + 1, (tok.offset_from, tok.offset_to));
             }
             spans[tok.position] = (tok.offset_from, tok.offset_to);
         }
-        if let Some(&term) = index.get(tok.text.as_str()) {
+        if let Some(&term) = index.get(analyzer.text(tok)) {
             hits.push((tok.position, term, tok.offset_from, tok.offset_to));
         }
     }

@@ -76,9 +76,9 @@ fn offsets_point_into_the_original_text() {
     let mut a = Analyzer::new();
     a.run(text);
     let spans: Vec<(&str, &str)> = a
-        .tokens
+        .tokens()
         .iter()
-        .map(|t| (t.token.text.as_str(), &text[t.token.offset_from..t.token.offset_to]))
+        .map(|t| (a.text(t), &text[t.offset_from..t.offset_to]))
         .collect();
     assert!(spans.contains(&("api", "ＡＰＩ")), "{spans:?}");
     assert!(spans.contains(&("サーバ", "ｻｰﾊﾞｰ")), "{spans:?}");
@@ -92,14 +92,13 @@ fn positions_are_consecutive_and_alternates_share_them() {
     let mut a = Analyzer::new();
     a.run("東京都に住んでいる。kb_search!");
     let primaries: Vec<usize> =
-        a.tokens.iter().filter(|t| matches!(t.kind, Kind::Primary(_))).map(|t| t.token.position).collect();
+        a.tokens().iter().filter(|t| matches!(t.kind, Kind::Primary(_))).map(|t| t.position).collect();
     assert_eq!(primaries, (0..primaries.len()).collect::<Vec<_>>());
-    let base = a.tokens.iter().find(|t| t.token.text == "住む").unwrap();
-    let surface = a.tokens.iter().find(|t| t.token.text == "住ん").unwrap();
-    assert_eq!(base.token.position, surface.token.position);
-    let whole = a.tokens.iter().find(|t| t.token.text == "kb_search").unwrap();
-    let kb = a.tokens.iter().find(|t| t.token.text == "kb").unwrap();
-    assert_eq!((whole.token.position, whole.token.position_length), (kb.token.position, 2));
+    let find = |text: &str| *a.tokens().iter().find(|t| a.text(t) == text).unwrap();
+    let (base, surface) = (find("住む"), find("住ん"));
+    assert_eq!(base.position, surface.position);
+    let (whole, kb) = (find("kb_search"), find("kb"));
+    assert_eq!((whole.position, whole.position_length), (kb.position, 2));
 }
 
 #[test]
@@ -145,15 +144,35 @@ proptest! {
         let mut a = Analyzer::new();
         a.run(&text);
         let mut last_primary = None;
-        for t in &a.tokens {
-            let tok = &t.token;
+        for tok in a.tokens() {
+            let t = a.text(tok);
             prop_assert!(tok.offset_from <= tok.offset_to && tok.offset_to <= text.len());
             prop_assert!(text.is_char_boundary(tok.offset_from) && text.is_char_boundary(tok.offset_to));
-            prop_assert!(!tok.text.is_empty() && tok.text.chars().any(char::is_alphanumeric));
-            if matches!(t.kind, Kind::Primary(_)) {
+            prop_assert!(!t.is_empty() && t.chars().any(char::is_alphanumeric));
+            if matches!(tok.kind, Kind::Primary(_)) {
                 prop_assert_eq!(tok.position, last_primary.map_or(0, |p: usize| p + 1));
                 last_primary = Some(tok.position);
             }
+        }
+    }
+
+    #[test]
+    fn normalizer_equals_nfkc_and_maps_offsets(
+        text in prop_oneof![
+            "\\PC{0,40}",
+            "[a-zA-Zｱ-ﾝﾞﾟＡ-Ｚ０-９\u{0300}-\u{0345}\u{3099}\u{309A}\u{1100}-\u{1175}\u{11A8}-\u{11C2}가-갛あ-んア-ヶー漢字。、㍿ｰ ]{0,40}",
+        ]
+    ) {
+        use unicode_normalization::UnicodeNormalization;
+        let mut n = super::normalize::Normalized::default();
+        n.normalize(&text);
+        prop_assert_eq!(&n.text, &text.nfkc().collect::<String>());
+        let mut last = 0;
+        for (i, _) in n.text.char_indices().chain(std::iter::once((n.text.len(), ' '))) {
+            let (a, b) = (n.orig_start(i), n.orig_end(i));
+            prop_assert!(text.is_char_boundary(a) && text.is_char_boundary(b), "{} -> {} {}", i, a, b);
+            prop_assert!(a >= last && a <= text.len() && b <= text.len());
+            last = a;
         }
     }
 
@@ -541,22 +560,31 @@ fn markdown_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// `cargo test [--release] --features wip-lexical lexical::tests::measure_tokenize -- --ignored --nocapture`
+/// User + system CPU seconds of this process so far (Linux `/proc/self/stat`).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Tokenizing throughput on visualstudio-docs-ja (`LVS_MEASURE_BYTES`, default 1 MiB):
+/// lindera alone vs our analyzer vs a full index. Wall and CPU time, best of `LVS_MEASURE_RUNS`
+/// (default 3), so other processes on the machine disturb the numbers less.
+/// `cargo test --release --lib lexical::tests::measure_tokenize -- --ignored --nocapture`
 #[test]
 #[ignore = "measurement; needs /work/shared/corpora"]
-fn measure_tokenize_1mb() {
+fn measure_tokenize() {
     use std::borrow::Cow;
     use std::time::Instant;
 
     let mut files = Vec::new();
-    markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja/docs/ja-jp"), &mut files);
-    if files.is_empty() {
-        markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja"), &mut files);
-    }
-    let mut texts = Vec::new();
-    let mut bytes = 0;
+    markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja/docs"), &mut files);
     let limit: usize =
         std::env::var("LVS_MEASURE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
+    let runs: usize = std::env::var("LVS_MEASURE_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let mut texts = Vec::new();
+    let mut bytes = 0;
     for f in files {
         if bytes >= limit {
             break;
@@ -568,50 +596,45 @@ fn measure_tokenize_1mb() {
     }
     assert!(bytes > 0, "corpus not found");
     let mb = bytes as f64 / (1 << 20) as f64;
-    let dict = super::dictionary::load().unwrap();
-    let report =
-        |what: &str, secs: f64| eprintln!("{what:<44} {:>8.1} ms  {:>6.2} MB/s", secs * 1e3, mb / secs);
     eprintln!("{} files, {bytes} bytes", texts.len());
-
+    let measure = |what: &str, f: &mut dyn FnMut()| {
+        let (mut wall, mut cpu) = (f64::MAX, f64::MAX);
+        for _ in 0..runs {
+            let (w0, c0) = (Instant::now(), cpu_seconds());
+            f();
+            wall = wall.min(w0.elapsed().as_secs_f64());
+            cpu = cpu.min(cpu_seconds() - c0);
+        }
+        eprintln!("{what:<40} wall {:>7.0} ms ({:>5.2} MB/s)  cpu {:>7.0} ms", wall * 1e3, mb / wall, cpu * 1e3);
+    };
+    let dict = super::dictionary::load().unwrap();
     for (name, mode) in [
         ("lindera alone, normal mode", lindera::mode::Mode::Normal),
         ("lindera alone, decompose mode", lindera::mode::Mode::Decompose(lindera::mode::Penalty::default())),
     ] {
         let seg = lindera::segmenter::Segmenter::new(mode, dict.clone(), None);
-        let start = Instant::now();
-        let mut n = 0;
-        for t in &texts {
-            n += seg.segment(Cow::Borrowed(t.as_str())).unwrap().len();
-        }
-        report(&format!("{name} ({n} tokens)"), start.elapsed().as_secs_f64());
+        measure(name, &mut || {
+            for t in &texts {
+                std::hint::black_box(seg.segment(Cow::Borrowed(t.as_str())).unwrap().len());
+            }
+        });
     }
     let mut a = Analyzer::new();
-    let start = Instant::now();
-    let mut n = 0;
-    for t in &texts {
-        a.run(t);
-        n += a.tokens.len();
-    }
-    report(&format!("our analyzer, one thread ({n} tokens)"), start.elapsed().as_secs_f64());
-
-    let dir = tempfile::tempdir().unwrap();
-    let index = LexicalIndex::open_or_create(dir.path()).unwrap();
-    let start = Instant::now();
-    let mut w = index.writer(128 << 20).unwrap();
-    let opened = start.elapsed().as_secs_f64();
-    for (i, t) in texts.iter().enumerate() {
-        w.add(&doc(i as u64, &format!("{i}.md"), "", t)).unwrap();
-    }
-    let added = start.elapsed().as_secs_f64();
-    w.commit(1).unwrap();
-    let total = start.elapsed().as_secs_f64();
-    eprintln!(
-        "  (writer open {:.1} ms, adds {:.1} ms, commit {:.1} ms)",
-        opened * 1e3,
-        (added - opened) * 1e3,
-        (total - added) * 1e3
-    );
-    report("full index on disk (2 indexing threads)", total);
+    measure("our analyzer, one thread", &mut || {
+        for t in &texts {
+            a.run(t);
+            std::hint::black_box(a.tokens().len());
+        }
+    });
+    measure("full index on disk, 2 indexing threads", &mut || {
+        let dir = tempfile::tempdir().unwrap();
+        let index = LexicalIndex::open_or_create(dir.path()).unwrap();
+        let mut w = index.writer(128 << 20).unwrap();
+        for (i, t) in texts.iter().enumerate() {
+            w.add(&doc(i as u64, &format!("{i}.md"), "", t)).unwrap();
+        }
+        w.commit(1).unwrap();
+    });
 }
 
 /// Passage-level MRR@10 on jsquad-valid (passages only, no distractors) and query latency.
@@ -636,7 +659,32 @@ fn eval_jsquad() {
         docs.push(doc(i as u64, &format!("{id}.md"), &field(line, "title"), &field(line, "text")));
         id_of.insert(i as u64, id);
     }
+    if std::env::var_os("LVS_EVAL_DISTRACTORS").is_some() {
+        // the three documentation corpora, cut into paragraph chunks of up to ~2 KB
+        let mut files = Vec::new();
+        markdown_files(&std::path::Path::new(SHARED).join("corpora"), &mut files);
+        for f in files {
+            let Ok(text) = std::fs::read_to_string(&f) else { continue };
+            let mut chunk = String::new();
+            for para in text.split("\n\n") {
+                if !chunk.is_empty() && chunk.len() + para.len() > 2000 {
+                    docs.push(doc(docs.len() as u64 + 1_000_000, "distractor.md", "", &chunk));
+                    chunk.clear();
+                }
+                chunk.push_str(para);
+                chunk.push_str("\n\n");
+            }
+            if !chunk.trim().is_empty() {
+                docs.push(doc(docs.len() as u64 + 1_000_000, "distractor.md", "", &chunk));
+            }
+        }
+        for d in &docs {
+            id_of.entry(d.chunk_id).or_insert_with(|| "distractor".to_string());
+        }
+    }
+    let started = Instant::now();
     let index = index_with(&docs);
+    eprintln!("indexed {} chunks in {:?}", docs.len(), started.elapsed());
     let qrels_text = std::fs::read_to_string(base.join("qrels/passage.tsv")).unwrap();
     let mut qrels: HashMap<&str, Vec<&str>> = HashMap::new();
     for line in qrels_text.lines().skip(1) {

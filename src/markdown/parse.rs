@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use crate::text::{line_content_end, line_number, line_start, segments_hash_hex, xxh64_hex};
+use crate::text::{LineIndex, line_content_end, line_start, segments_hash_hex, xxh64_hex};
 
 use super::pointer::LogicalPointer;
 use super::{Document, Element, ElementKind, ListItemInfo};
@@ -525,12 +525,23 @@ fn finish(text: &str, elements: &mut [Element]) {
         }
         m
     };
-    let headings: Vec<(usize, u8)> =
-        elements.iter().filter_map(|e| e.heading_level.map(|l| (e.range.start, l))).collect();
+    // Owned-section end of every heading: the start of the next heading of the same or a higher
+    // level (one pass with a stack), else EOF.
+    let mut section_end: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut open: Vec<(usize, u8)> = Vec::new();
+    for (start, level) in elements.iter().filter_map(|e| e.heading_level.map(|l| (e.range.start, l))) {
+        while open.last().is_some_and(|&(_, l)| l >= level) {
+            if let Some((s, _)) = open.pop() {
+                section_end.insert(s, start);
+            }
+        }
+        open.push((start, level));
+    }
 
+    let lines = LineIndex::new(text);
     for e in elements.iter_mut() {
-        e.start_line = line_number(text, e.range.start);
-        e.end_line = line_number(text, e.range.end.saturating_sub(1).max(e.range.start));
+        e.start_line = lines.line(e.range.start);
+        e.end_line = lines.line(e.range.end.saturating_sub(1).max(e.range.start));
         match e.kind {
             ElementKind::ListItem => {
                 let range = item_ranges.get(e.pointer.as_str()).cloned().unwrap_or(e.range.clone());
@@ -551,11 +562,7 @@ fn finish(text: &str, elements: &mut [Element]) {
                 }
             }
             ElementKind::Heading => {
-                let level = e.heading_level.unwrap_or(1);
-                let end = headings
-                    .iter()
-                    .find(|(start, l)| *start > e.range.start && *l <= level)
-                    .map_or(text.len(), |(start, _)| *start);
+                let end = section_end.get(&e.range.start).copied().unwrap_or(text.len());
                 e.subtree_range = e.range.start..end;
                 e.self_hash = xxh64_hex(e.text.as_bytes());
                 e.subtree_hash = xxh64_hex(text[e.subtree_range.clone()].as_bytes());

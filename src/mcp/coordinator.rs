@@ -39,9 +39,9 @@ impl Coordinator {
         IndexingStatus { is_running: s.current.is_some(), current: s.current.clone(), last: s.last.clone() }
     }
 
-    /// `kb_status.synchronization` (mutations arrive with the editing tools).
+    /// `kb_status.synchronization`.
     pub fn synchronization(&self) -> SynchronizationStatus {
-        SynchronizationStatus::default()
+        self.engine.synchronizer().status()
     }
 
     /// Refuses searches while a destructive rebuild runs.

@@ -11,8 +11,9 @@ use super::Coordinator;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::wire::{
-    ListFilesRequest, ListFilesResponse, MarkdownSlice, OutlineRequest, OutlineResponse, ReadRequest,
-    ReindexRequest, ReindexStartResponse, SearchRequest, SearchResponse, StatusResponse,
+    CreateRequest, DeleteRequest, EditTableArgs, ListFilesRequest, ListFilesResponse, MarkdownSlice, MoveRequest,
+    MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest, ReindexRequest,
+    ReindexStartResponse, SearchRequest, SearchResponse, StatusResponse, TableEditResponse,
 };
 
 /// Largest argument object accepted (bytes of JSON).
@@ -51,12 +52,55 @@ fn wrapped<T: JsonSchema>() -> Value {
     schema
 }
 
+/// Flat arguments: the type's own schema.
+fn flat<T: JsonSchema>() -> Value {
+    let mut schema = schema_of::<T>();
+    if let Some(o) = schema.as_object_mut() {
+        o.remove("$schema");
+        o.remove("title");
+    }
+    schema
+}
+
 fn no_arguments() -> Value {
     json!({"type": "object", "properties": {}, "additionalProperties": false})
 }
 
 fn specs() -> Vec<Spec> {
     vec![
+        Spec {
+            name: "kb_create",
+            description: "Creates a new Markdown file (UTF-8 without BOM; parent folders are created; never overwrites an existing \
+file). Needs knowledgeBase.allowWrites. Returns the new sourceHash; indexSynchronized tells whether kb_search already sees it.",
+            input: wrapped::<CreateRequest>,
+            output: schema_of::<MutationResponse>,
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        Spec {
+            name: "kb_delete",
+            description: "Deletes a Markdown file if it still has the expectedSourceHash you read (else CONFLICT: read it again). \
+Needs knowledgeBase.allowWrites. The file is removed from the index in the background.",
+            input: wrapped::<DeleteRequest>,
+            output: schema_of::<MutationResponse>,
+            read_only: false,
+            destructive: true,
+            idempotent: false,
+        },
+        Spec {
+            name: "kb_edit_table",
+            description: "Edits one GFM table with minimal source changes: update_cells, insert_row, delete_row, insert_column, \
+delete_column, rename_column, set_alignment. pointer is the table's hashed anchor (tN~self~subtree) from kb_read; a stale \
+anchor is CONFLICT. Rows by rowIndex or where {column|columnIndex, equals}; columns by column name or columnIndex. Values \
+are literal text by default (escaped for you); valueFormat \"markdown\" writes inline Markdown verbatim. Cells cannot hold \
+line breaks. Returns the table's new pointer for the next edit. Needs knowledgeBase.allowWrites.",
+            input: flat::<EditTableArgs>,
+            output: schema_of::<TableEditResponse>,
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
         Spec {
             name: "kb_list_files",
             description: "Lists Markdown and asset files under the project root (not limited by the index's include/exclude globs). \
@@ -68,6 +112,16 @@ Optional request.pathPrefix (a folder) and request.includeGlob (e.g. \"**/*.png\
             idempotent: true,
         },
         Spec {
+            name: "kb_move",
+            description: "Moves or renames a Markdown file if it still has the expectedSourceHash you read; the target must not \
+exist (folders are created). Needs knowledgeBase.allowWrites. Both paths are reindexed in the background.",
+            input: wrapped::<MoveRequest>,
+            output: schema_of::<MutationResponse>,
+            read_only: false,
+            destructive: false,
+            idempotent: false,
+        },
+        Spec {
             name: "kb_outline",
             description: "Returns the heading tree of one Markdown file with each heading's anchor (logical~selfHash~subtreeHash). \
 Reads the current source; needs no index.",
@@ -76,6 +130,27 @@ Reads the current source; needs no index.",
             read_only: true,
             destructive: false,
             idempotent: true,
+        },
+        Spec {
+            name: "kb_patch",
+            description: "Edits a Markdown file atomically by hashed anchors (v2 pointers logical~selfHash~subtreeHash with 16-char \
+lowercase hashes from kb_read/kb_outline/kb_search); all operations apply to one revision or none do, and untouched bytes \
+(BOM, CRLF, spacing) stay as they are. Kinds: replace_element edits exactly one element (for a list item only its own \
+parent-owned prefix, nested items stay) and checks selfHash; replace is a deprecated alias of replace_element; \
+replace_subtree replaces a list item with its whole subtree; delete removes one element (for a heading the section body is \
+preserved; for a list item the whole item subtree); replace_section and delete_section cover the complete owned section \
+subtree of a heading (through the next heading of the same or a higher level, or EOF) and validate subtreeHash; \
+insert_before/insert_after add blocks next to an element (one sibling for list items) and check selfHash. Block quotes are \
+opaque (edit them whole). subtree-scoped operations (replace_subtree, delete of a list item, replace_section, \
+delete_section) need both hashes: legacy v1 anchors are rejected with an instruction to read again. The pointer \
+\"document\" is unhashed and supports only insert_before/insert_after. An element that moved is relocated by kind and \
+selfHash only; a changed or ambiguous one is CONFLICT (read again). Needs knowledgeBase.allowWrites. kb_read sees the \
+change at once; indexSynchronized tells whether kb_search does yet.",
+            input: wrapped::<PatchRequest>,
+            output: schema_of::<MutationResponse>,
+            read_only: false,
+            destructive: true,
+            idempotent: false,
         },
         Spec {
             name: "kb_read",
@@ -202,6 +277,15 @@ pub(super) fn dispatch(engine: &Engine, coordinator: &Coordinator, name: &str, a
         "kb_read" => to_value(&engine.read(&request::<ReadRequest>(name, &args)?)?),
         "kb_outline" => to_value(&engine.outline(&request::<OutlineRequest>(name, &args)?)?),
         "kb_list_files" => to_value(&engine.list_files(&request::<ListFilesRequest>(name, &args)?)?),
+        "kb_patch" => to_value(&engine.patch(&request::<PatchRequest>(name, &args)?)?),
+        "kb_create" => to_value(&engine.create(&request::<CreateRequest>(name, &args)?)?),
+        "kb_move" => to_value(&engine.move_document(&request::<MoveRequest>(name, &args)?)?),
+        "kb_delete" => to_value(&engine.delete_document(&request::<DeleteRequest>(name, &args)?)?),
+        "kb_edit_table" => {
+            let a: EditTableArgs = serde_json::from_value(args)
+                .map_err(|e| Error::invalid_argument(format!("kb_edit_table: invalid arguments: {e}.")))?;
+            to_value(&engine.edit_table(&a.path, &a.pointer, &a.request)?)
+        }
         other => Err(Error::invalid_argument(format!("Unknown tool '{other}'."))),
     }
 }

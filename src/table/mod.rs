@@ -4,15 +4,30 @@
 //! cells at unescaped `|`. The projection shows *display text*: what a reader sees, with inline
 //! Markdown removed (`**Chicken**` → `Chicken`, `[Site](url)` → `Site`, `a\|b` → `a|b`).
 //!
+//! Edits (`kb_edit_table`, §10.2–§10.4) are planned by [`plan_table_edit`] in `edit.rs`: a pure
+//! function from (document text, hashed `tN` anchor, [`TableEditRequest`]) to the new text and
+//! the table's new anchor, re-parsed and checked before it is returned.
+//!
 //! Invariants: parsing never fails on a table the Markdown model produced; ranges index the
-//! table text exactly, so edits can later replace single cells without touching other bytes.
+//! table text exactly, so edits replace single cells without touching other bytes.
+
+mod edit;
 
 use std::ops::Range;
 
 use pulldown_cmark::{Event, Parser};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-/// Column alignment from the delimiter row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub use edit::{
+    CONTROL_CHARACTER_MESSAGE, COLUMN_SELECTOR_MESSAGE, CellUpdate, EXTRA_CELLS_MESSAGE, MARKDOWN_PIPE_MESSAGE,
+    NOT_A_TABLE_MESSAGE, ROW_SELECTOR_MESSAGE, RowFilter, TableAction, TableEditRequest,
+    UNHASHED_POINTER_MESSAGE, ValueFormat, delimiter_cell, encode_text, encode_value, plan_table_edit,
+};
+
+/// Column alignment from the delimiter row (wire values `none`, `left`, `center`, `right`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Alignment {
     /// `---`
     None,
@@ -205,7 +220,9 @@ pub fn display_text(cell: &str) -> String {
             _ => {}
         }
     }
-    out.trim_start_matches('\u{200B}').trim().to_owned()
+    // Only spaces and tabs are trimmed, as GFM does for cells: U+3000 (full-width space) stays.
+    let out = out.strip_prefix('\u{200B}').unwrap_or(&out);
+    out.trim_matches([' ', '\t']).to_owned()
 }
 
 #[cfg(test)]

@@ -65,6 +65,23 @@ pub fn line_number(text: &str, pos: usize) -> usize {
     1 + text.as_bytes()[..pos.min(text.len())].iter().filter(|&&b| b == b'\n').count()
 }
 
+/// Line numbers for many offsets of one text: built once, then O(log lines) per lookup.
+pub struct LineIndex {
+    newlines: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes the `\n` positions of `text`.
+    pub fn new(text: &str) -> Self {
+        LineIndex { newlines: text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i).collect() }
+    }
+
+    /// 1-based line number of byte offset `pos` (same as [`line_number`]).
+    pub fn line(&self, pos: usize) -> usize {
+        1 + self.newlines.partition_point(|&nl| nl < pos)
+    }
+}
+
 #[cfg(test)]
 mod tests;
 

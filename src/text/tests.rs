@@ -20,3 +20,12 @@ fn rfc3339() {
     );
     assert_eq!(rfc3339_utc(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00.000Z");
 }
+
+#[test]
+fn line_index_agrees_with_line_number() {
+    let t = "a\nbb\r\n\nccc";
+    let idx = LineIndex::new(t);
+    for pos in 0..=t.len() {
+        assert_eq!(idx.line(pos), line_number(t, pos), "{pos}");
+    }
+}

@@ -404,3 +404,114 @@ pub struct StatusResponse {
     /// Configuration warnings (unknown keys, a `.db` storage path, …).
     pub warnings: Vec<String>,
 }
+
+/// One `kb_patch` operation.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PatchOperation {
+    /// `replace_element` (one element; a list item's own text only), `replace` (deprecated alias
+    /// of replace_element), `replace_subtree` (a list item with all its nested items),
+    /// `replace_section` (a heading and its complete owned section subtree, up to the next heading
+    /// of the same or a higher level), `delete_section`, `insert_before`, `insert_after`
+    /// (`document` inserts at the start/end), `delete` (one element; for a heading the section
+    /// body is preserved; for a list item its whole subtree).
+    #[schemars(extend("enum" = ["replace", "replace_element", "replace_subtree", "replace_section", "delete_section", "insert_before", "insert_after", "delete"]))]
+    pub kind: String,
+    /// The target's anchor from kb_read/kb_outline/kb_search (`logical~selfHash~subtreeHash`);
+    /// `document` (unhashed) for inserts at the start or end. Section and subtree operations need
+    /// the v2 anchor with both hashes.
+    pub pointer: String,
+    /// The new Markdown (required by replace and insert kinds, forbidden for delete_section).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub markdown: Option<String>,
+}
+
+/// `kb_patch` arguments.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PatchRequest {
+    /// Root-relative path of an existing `.md` file.
+    pub path: String,
+    /// The operations, applied atomically against one revision (all or nothing).
+    pub operations: Vec<PatchOperation>,
+}
+
+/// `kb_create` arguments.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateRequest {
+    /// Root-relative path of the new `.md` file (folders are created; never overwrites).
+    pub path: String,
+    /// The file's content (UTF-8, written without BOM; may be empty).
+    #[serde(default)]
+    pub markdown: String,
+}
+
+/// `kb_move` arguments.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MoveRequest {
+    /// The `.md` file to move.
+    pub source_path: String,
+    /// The new `.md` path (must not exist; folders are created).
+    pub target_path: String,
+    /// The `sourceHash` from your last read of the source file.
+    pub expected_source_hash: String,
+}
+
+/// `kb_delete` arguments.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeleteRequest {
+    /// The `.md` file to delete.
+    pub path: String,
+    /// The `sourceHash` from your last read of the file.
+    pub expected_source_hash: String,
+}
+
+/// Result of a Markdown mutation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MutationResponse {
+    /// The file written (the target of a move).
+    pub path: String,
+    /// SHA-256 of the new bytes; null after a delete.
+    pub source_hash: Option<String>,
+    /// True when kb_search already sees the change; false while it is being indexed in the
+    /// background (kb_read always sees it at once).
+    pub index_synchronized: bool,
+    /// The last indexing error, if the change could not be indexed yet.
+    pub index_error: Option<String>,
+    /// The source of a move.
+    pub previous_path: Option<String>,
+}
+
+/// Result of `kb_edit_table`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TableEditResponse {
+    /// The file.
+    pub path: String,
+    /// The table's new anchor (`tN~self~subtree`) for the next edit.
+    pub pointer: String,
+    /// SHA-256 of the new bytes.
+    pub source_hash: String,
+    /// True when kb_search already sees the change.
+    pub index_synchronized: bool,
+    /// The last indexing error, if the change could not be indexed yet.
+    pub index_error: Option<String>,
+}
+
+/// `kb_edit_table` arguments (flat, no `request` wrapper).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EditTableArgs {
+    /// Root-relative path of the `.md` file.
+    pub path: String,
+    /// The table's hashed anchor (`tN~selfHash~subtreeHash`) from kb_read; after an edit use the
+    /// returned pointer.
+    pub pointer: String,
+    /// The edit.
+    #[serde(flatten)]
+    pub request: crate::table::TableEditRequest,
+}

@@ -129,6 +129,97 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// Creates a new file with `bytes` (never overwrites; parent folders are created) and returns
+    /// its `sourceHash`. An existing file is `INVALID_ARGUMENT` (`contract.md` §7.11).
+    pub fn create_new(&self, path: &RelPath, bytes: &[u8]) -> Result<String> {
+        let resolved = self.resolve(path)?;
+        if resolved.meta.is_some() {
+            return Err(Error::invalid_argument(format!(
+                "Markdown file '{path}' already exists; read it and use kb_patch, or choose another path."
+            )));
+        }
+        let created = self.ensure_parent(path, true)?;
+        let result = (|| {
+            let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&resolved.abs).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    Error::invalid_argument(format!("Markdown file '{path}' already exists; choose another path."))
+                } else {
+                    Error::io(&format!("'{path}'"), &e)
+                }
+            })?;
+            let written = file.write_all(bytes).and_then(|()| file.sync_all());
+            if let Err(e) = written {
+                drop(file);
+                let _ = fs::remove_file(&resolved.abs);
+                return Err(Error::io(&format!("'{path}'"), &e));
+            }
+            Ok(sha256_hex(bytes))
+        })();
+        result.map_err(|err| cleanup(&created, err))
+    }
+
+    /// Renames `from` to `to` after checking `from` hashes to `expected` (before and again just
+    /// before the rename); `to` must not exist. Returns the file's `sourceHash`.
+    pub fn move_file(&self, from: &RelPath, to: &RelPath, expected: &str) -> Result<String> {
+        let source = self.resolve(from)?;
+        if source.meta.is_none() {
+            return Err(Error::not_found(format!("Document '{from}' was not found.")));
+        }
+        check_expected(&source.abs, from, expected)?;
+        let target = self.resolve(to)?;
+        if target.meta.is_some() {
+            return Err(Error::invalid_argument(format!("Destination '{to}' already exists; choose another path.")));
+        }
+        let created = self.ensure_parent(to, true)?;
+        let result = (|| {
+            let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let hash = check_expected(&self.resolve(from)?.abs, from, expected)?;
+            let target = self.resolve(to)?;
+            if target.meta.is_some() {
+                return Err(Error::invalid_argument(format!("Destination '{to}' already exists; choose another path.")));
+            }
+            fs::rename(&source.abs, &target.abs).map_err(|e| Error::io(&format!("'{from}'"), &e))?;
+            Ok(hash)
+        })();
+        result.map_err(|err| cleanup(&created, err))
+    }
+
+    /// Deletes `path` after checking it hashes to `expected` (before and again just before).
+    pub fn delete_file(&self, path: &RelPath, expected: &str) -> Result<()> {
+        let resolved = self.resolve(path)?;
+        if resolved.meta.is_none() {
+            return Err(Error::not_found(format!("Document '{path}' was not found.")));
+        }
+        check_expected(&resolved.abs, path, expected)?;
+        let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let resolved = self.resolve(path)?;
+        check_expected(&resolved.abs, path, expected)?;
+        fs::remove_file(&resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))
+    }
+}
+
+/// The `expectedSourceHash` check of `kb_move` / `kb_delete`; returns the current hash.
+fn check_expected(abs: &Path, path: &RelPath, expected: &str) -> Result<String> {
+    if expected.trim().is_empty() {
+        return Err(Error::invalid_argument("expectedSourceHash is required."));
+    }
+    let current = match fs::read(abs) {
+        Ok(bytes) => sha256_hex(&bytes),
+        Err(e) if is_missing(&e) => return Err(Error::not_found(format!("Document '{path}' was not found."))),
+        Err(e) => return Err(io_error(path, &e)),
+    };
+    if current.eq_ignore_ascii_case(expected.trim()) {
+        Ok(current)
+    } else {
+        Err(Error::new(
+            ErrorCode::Conflict,
+            "Document has changed since it was read. Read the affected document again and retry the mutation.",
+        ))
+    }
+}
+
 /// `Ok(())` when `meta` is a real directory, else the error for `shown`.
 fn check_dir(meta: &fs::Metadata, shown: &str) -> Result<()> {
     if is_link(meta) {

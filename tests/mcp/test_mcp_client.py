@@ -19,7 +19,10 @@ from mcp.client.stdio import StdioServerParameters
 BIN = os.environ["LVS_BIN"]
 FIXTURE = Path(os.environ["LVS_FIXTURE"])
 CORPORA = Path(os.environ["LVS_SHARED"]) / "corpora"
-READ_TOOLS = ["kb_list_files", "kb_outline", "kb_read", "kb_reindex", "kb_search", "kb_status"]
+READ_ONLY = {"kb_list_files", "kb_outline", "kb_read", "kb_search", "kb_status"}
+ALL_TOOLS = sorted(READ_ONLY | {"kb_reindex", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete"})
+DESTRUCTIVE = {"kb_patch", "kb_delete"}
+FLAT = {"kb_status", "kb_edit_table"}
 
 
 def project(copy_fixture=True):
@@ -76,16 +79,22 @@ def test_initialize_and_tools_list():
             assert c.server_info.name == "local-vector-search-mcp"
             assert "kb_search" in (c.instructions or "")
             tools = (await c.list_tools()).tools
-            assert sorted(t.name for t in tools) == READ_TOOLS
+            assert sorted(t.name for t in tools) == ALL_TOOLS
             by = {t.name: t for t in tools}
             assert by["kb_status"].input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
             for t in tools:
                 assert t.description and len(t.description) > 40, t.name
                 assert t.output_schema and t.output_schema.get("type") == "object", t.name
-                if t.name != "kb_status":
+                if t.name not in FLAT:
                     assert t.input_schema["required"] == ["request"], t.name
-                assert t.annotations.read_only_hint == (t.name != "kb_reindex"), t.name
-                assert t.annotations.destructive_hint is False
+                assert t.annotations.read_only_hint == (t.name in READ_ONLY), t.name
+                assert t.annotations.destructive_hint == (t.name in DESTRUCTIVE), t.name
+            patch = by["kb_patch"].description
+            for needle in ["replace_element", "replace_subtree", "replace_section", "delete_section",
+                           "deprecated alias", "section body is preserved", "complete owned section subtree"]:
+                assert needle in patch, needle
+            assert "expectedSourceHash" not in json.dumps(by["kb_patch"].input_schema)
+            assert set(by["kb_edit_table"].input_schema["required"]) >= {"path", "pointer", "action"}
     run(go())
 
 

@@ -1,0 +1,178 @@
+//! Markdown mutations: `kb_patch`, `kb_edit_table`, `kb_create`, `kb_move`, `kb_delete`.
+//!
+//! The source is committed first (atomic write guarded by the revision's SHA-256), then the
+//! changed paths are reconciled in the background. A mutation waits briefly for that so that
+//! `indexSynchronized` is usually `true`; it never fails because indexing failed.
+
+use std::time::Duration;
+
+use super::Engine;
+use crate::edit::{PatchKind, PatchOp, plan};
+use crate::error::{ConflictReason, Error, ErrorCode, Result};
+use crate::table::{TableEditRequest, plan_table_edit};
+use crate::wire::{
+    CreateRequest, DeleteRequest, MoveRequest, MutationResponse, PatchRequest, TableEditResponse,
+};
+use crate::workspace::{PathContext, RelPath};
+
+/// Attempts of a patch when the file keeps changing under it (`contract.md` §9.2).
+const ATTEMPTS: usize = 3;
+/// How long a mutation waits for the index to catch up before answering.
+const SYNC_WAIT: Duration = Duration::from_millis(500);
+
+const WRITES_DISABLED: &str =
+    "Workspace writes are disabled. Set knowledgeBase.allowWrites to true to enable mutation tools.";
+
+impl Engine {
+    fn require_writes(&self) -> Result<()> {
+        if self.config.knowledge_base.allow_writes {
+            Ok(())
+        } else {
+            Err(Error::invalid_argument(WRITES_DISABLED))
+        }
+    }
+
+    /// Schedules reconciliation of `paths` and waits up to [`SYNC_WAIT`] for it.
+    fn synchronize(&self, paths: &[&RelPath]) -> (bool, Option<String>) {
+        let generations: Vec<(&RelPath, u64)> = paths.iter().map(|p| (*p, self.sync.schedule(p))).collect();
+        let synced = generations.iter().all(|(p, g)| self.sync.wait_synced(p, *g, SYNC_WAIT));
+        let error = if synced { None } else { self.sync.status().last_error };
+        (synced, error)
+    }
+
+    /// An exclusive OS lock shared by every process writing this project's Markdown: it makes the
+    /// final hash check and the rename of a write one step across processes, not just threads.
+    fn mutation_lock(&self) -> Result<std::fs::File> {
+        let dir = self.core.layout.dir();
+        std::fs::create_dir_all(dir).map_err(|e| Error::io("the index directory", &e))?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join("MUTATION.lock"))
+            .map_err(|e| Error::io("the mutation lock file", &e))?;
+        file.lock().map_err(|e| Error::io("the mutation lock file", &e))?;
+        Ok(file)
+    }
+
+    /// Reads, transforms and writes `path` with up to three attempts against concurrent edits.
+    fn rewrite(&self, path: &RelPath, transform: &dyn Fn(&str) -> Result<String>) -> Result<String> {
+        for _ in 0..ATTEMPTS {
+            let source = self.core.workspace.read_markdown(path)?;
+            let new_text = transform(&source.text)?;
+            let mut bytes = Vec::with_capacity(new_text.len() + 3);
+            if source.has_bom {
+                bytes.extend_from_slice(b"\xEF\xBB\xBF");
+            }
+            bytes.extend_from_slice(new_text.as_bytes());
+            let _lock = self.mutation_lock()?;
+            match self.core.workspace.write_atomic(path, &bytes, Some(&source.source_hash), false) {
+                Ok(hash) => return Ok(hash),
+                Err(e) if e.code == ErrorCode::Conflict => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::conflict(
+            ConflictReason::SelfHashMismatch,
+            "The document kept changing while the patch was being applied; read it again and retry.",
+        ))
+    }
+
+    /// `kb_patch`.
+    pub fn patch(&self, req: &PatchRequest) -> Result<MutationResponse> {
+        self.require_writes()?;
+        let path = self.core.workspace.rel_path(&req.path, PathContext::MarkdownWrite)?;
+        if req.operations.is_empty() {
+            return Err(Error::invalid_argument("At least one patch operation is required."));
+        }
+        let ops = req
+            .operations
+            .iter()
+            .map(|o| Ok(PatchOp { kind: PatchKind::parse(&o.kind)?, pointer: o.pointer.clone(), markdown: o.markdown.clone() }))
+            .collect::<Result<Vec<_>>>()?;
+        let hash = self.rewrite(&path, &|text| plan(text, &ops))?;
+        let (index_synchronized, index_error) = self.synchronize(&[&path]);
+        Ok(MutationResponse {
+            path: path.as_str().to_owned(),
+            source_hash: Some(hash),
+            index_synchronized,
+            index_error,
+            previous_path: None,
+        })
+    }
+
+    /// `kb_edit_table`.
+    pub fn edit_table(&self, path: &str, pointer: &str, req: &TableEditRequest) -> Result<TableEditResponse> {
+        self.require_writes()?;
+        let path = self.core.workspace.rel_path(path, PathContext::MarkdownWrite)?;
+        let new_pointer = std::cell::RefCell::new(String::new());
+        let hash = self.rewrite(&path, &|text| {
+            let (new_text, anchor) = plan_table_edit(text, pointer, req)?;
+            *new_pointer.borrow_mut() = anchor;
+            Ok(new_text)
+        })?;
+        let (index_synchronized, index_error) = self.synchronize(&[&path]);
+        Ok(TableEditResponse {
+            path: path.as_str().to_owned(),
+            pointer: new_pointer.into_inner(),
+            source_hash: hash,
+            index_synchronized,
+            index_error,
+        })
+    }
+
+    /// `kb_create`.
+    pub fn create(&self, req: &CreateRequest) -> Result<MutationResponse> {
+        self.require_writes()?;
+        let path = self.core.workspace.rel_path(&req.path, PathContext::MarkdownWrite)?;
+        let hash = {
+            let _lock = self.mutation_lock()?;
+            self.core.workspace.create_new(&path, req.markdown.as_bytes())?
+        };
+        let (index_synchronized, index_error) = self.synchronize(&[&path]);
+        Ok(MutationResponse {
+            path: path.as_str().to_owned(),
+            source_hash: Some(hash),
+            index_synchronized,
+            index_error,
+            previous_path: None,
+        })
+    }
+
+    /// `kb_move`.
+    pub fn move_document(&self, req: &MoveRequest) -> Result<MutationResponse> {
+        self.require_writes()?;
+        let from = self.core.workspace.rel_path(&req.source_path, PathContext::MarkdownWrite)?;
+        let to = self.core.workspace.rel_path(&req.target_path, PathContext::MarkdownWrite)?;
+        let hash = {
+            let _lock = self.mutation_lock()?;
+            self.core.workspace.move_file(&from, &to, &req.expected_source_hash)?
+        };
+        let (index_synchronized, index_error) = self.synchronize(&[&from, &to]);
+        Ok(MutationResponse {
+            path: to.as_str().to_owned(),
+            source_hash: Some(hash),
+            index_synchronized,
+            index_error,
+            previous_path: Some(from.as_str().to_owned()),
+        })
+    }
+
+    /// `kb_delete`.
+    pub fn delete_document(&self, req: &DeleteRequest) -> Result<MutationResponse> {
+        self.require_writes()?;
+        let path = self.core.workspace.rel_path(&req.path, PathContext::MarkdownWrite)?;
+        {
+            let _lock = self.mutation_lock()?;
+            self.core.workspace.delete_file(&path, &req.expected_source_hash)?;
+        }
+        let (index_synchronized, index_error) = self.synchronize(&[&path]);
+        Ok(MutationResponse {
+            path: path.as_str().to_owned(),
+            source_hash: None,
+            index_synchronized,
+            index_error,
+            previous_path: None,
+        })
+    }
+}

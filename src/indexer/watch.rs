@@ -1,0 +1,106 @@
+//! File watching (`contract.md` §6.5): external edits become searchable without a reindex.
+//!
+//! The OS watcher (notify: inotify, FSEvents, ReadDirectoryChanges) reports paths; included
+//! `.md` files are debounced per path (400 ms quiet, polled every 150 ms) and handed to the
+//! synchronizer. A rename reports both paths. Editors that save through a temp file and a rename
+//! are seen as a change of the real path. Watcher errors are reported, never fatal.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use notify::{RecursiveMode, Watcher as _};
+
+use crate::error::{Error, Result};
+use crate::workspace::{GlobFilter, RelPath, TEMP_PREFIX};
+
+/// How long a path must be quiet before it is reconciled.
+pub const QUIET_PERIOD: Duration = Duration::from_millis(400);
+const POLL: Duration = Duration::from_millis(150);
+
+/// A running watcher; dropping it stops watching.
+pub struct FileWatcher {
+    _watcher: notify::RecommendedWatcher,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for FileWatcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The root-relative Markdown path of an event path, if it is one we index.
+fn relevant(root: &Path, internal: &str, filter: &GlobFilter, path: &Path) -> Option<RelPath> {
+    let rel = path.strip_prefix(root).ok()?;
+    let text = rel.to_str()?.replace('\\', "/");
+    if text.split('/').any(|c| c.eq_ignore_ascii_case(internal) || c.eq_ignore_ascii_case(".git")) {
+        return None;
+    }
+    let rel = RelPath::new(&text).ok()?;
+    if rel.file_name().starts_with(TEMP_PREFIX) || !rel.is_markdown() || !filter.matches(rel.as_str()) {
+        return None;
+    }
+    Some(rel)
+}
+
+/// Watches `root` recursively; calls `on_change` for each debounced path and `on_error` for
+/// watcher failures.
+pub fn watch(
+    root: PathBuf,
+    internal_dir: String,
+    filter: GlobFilter,
+    on_change: Box<dyn Fn(RelPath) + Send>,
+    on_error: Box<dyn Fn(String) + Send + Sync>,
+) -> Result<FileWatcher> {
+    let pending: Arc<Mutex<BTreeMap<String, (RelPath, Instant)>>> = Arc::default();
+    let on_error: Arc<dyn Fn(String) + Send + Sync> = Arc::from(on_error);
+    let events_pending = Arc::clone(&pending);
+    let events_error = Arc::clone(&on_error);
+    let events_root = root.clone();
+    let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
+        Ok(event) => {
+            if matches!(event.kind, notify::EventKind::Access(_)) {
+                return;
+            }
+            let mut map = events_pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for p in &event.paths {
+                if let Some(rel) = relevant(&events_root, &internal_dir, &filter, p) {
+                    map.insert(rel.as_str().to_owned(), (rel, Instant::now()));
+                }
+            }
+        }
+        Err(e) => events_error(format!("The file watcher reported an error: {e}. Run kb_reindex to catch up.")),
+    })
+    .map_err(|e| Error::internal(format!("could not start the file watcher: {e}")))?;
+    watcher
+        .watch(&root, RecursiveMode::Recursive)
+        .map_err(|e| Error::internal(format!("could not watch the knowledge-base root: {e}")))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let thread_stop = Arc::clone(&stop);
+    let thread = std::thread::Builder::new()
+        .name("watch-debounce".into())
+        .spawn(move || {
+            while !thread_stop.load(Ordering::Relaxed) {
+                std::thread::sleep(POLL);
+                let due: Vec<RelPath> = {
+                    let mut map = pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let now = Instant::now();
+                    let keys: Vec<String> =
+                        map.iter().filter(|(_, (_, t))| now.duration_since(*t) >= QUIET_PERIOD).map(|(k, _)| k.clone()).collect();
+                    keys.into_iter().filter_map(|k| map.remove(&k).map(|(rel, _)| rel)).collect()
+                };
+                for rel in due {
+                    on_change(rel);
+                }
+            }
+        })
+        .map_err(|e| Error::internal(format!("could not start the watcher thread: {e}")))?;
+    Ok(FileWatcher { _watcher: watcher, stop, thread: Some(thread) })
+}
