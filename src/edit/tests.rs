@@ -650,7 +650,13 @@ struct OpSpec {
 
 fn op_strategy() -> impl Strategy<Value = OpSpec> {
     (any::<usize>(), 0..PatchKind::ALL.len(), 0..6u8, prop::option::of(0..MARKDOWNS.len()), any::<bool>())
-        .prop_map(|(target, kind, form, markdown, tailored)| OpSpec { target, kind, form, markdown, tailored })
+        .prop_map(|(target, kind, form, markdown, tailored)| OpSpec {
+            target,
+            kind,
+            form,
+            markdown,
+            tailored,
+        })
 }
 
 /// A plausible operation for `e`: a kind that applies to it and a fragment of the right shape.
@@ -811,32 +817,4 @@ proptest! {
             prop_assert_eq!(got.as_deref(), Ok(text.as_str()), "{} {}", e.pointer, kind);
         }
     }
-}
-
-#[test]
-fn scratch_ratio() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
-    let strat = (document_strategy(), prop::collection::vec(op_strategy(), 1..3));
-    let (mut ok, mut total) = (0, 0);
-    let mut msgs: std::collections::BTreeMap<String, usize> = Default::default();
-    for _ in 0..5000 {
-        let (text, mut specs) = strat.new_tree(&mut runner).unwrap().current();
-        for s in &mut specs { s.tailored = true; }
-        let ops = build_ops(&text, &specs);
-        total += 1;
-        match plan_patch(&text, &ops) {
-            Ok(_) => ok += 1,
-            Err(e) => {
-                let key: String = e.message.chars().take(100).collect();
-                if e.message.starts_with("Unsupported") && !msgs.contains_key(&key) {
-                    eprintln!("EX {key}\n  text={text:?}\n  ops={:?}", ops.iter().map(|o| (o.kind.as_wire(), o.pointer.split('~').next().unwrap(), o.markdown.clone())).collect::<Vec<_>>());
-                }
-                *msgs.entry(key).or_default() += 1;
-            }
-        }
-    }
-    eprintln!("ok {ok}/{total}");
-    for (m, n) in msgs { eprintln!("{n:5} {m}"); }
 }

@@ -19,9 +19,8 @@ use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
 use crate::config::{Config, EmbeddingProvider, Loaded, SearchMode};
 use crate::error::{Error, ErrorCode, Result};
 use crate::indexer::{
-    IndexLayout, Indexer, Progress, ReindexOptions, SCHEMA_VERSION, Snapshot, Synchronizer, WATCHER_PATH,
-    FileWatcher, compatibility, watch,
-    lexical_manifest,
+    FileWatcher, IndexLayout, Indexer, Progress, ReindexOptions, SCHEMA_VERSION, Snapshot, Synchronizer,
+    WATCHER_PATH, compatibility, lexical_manifest, watch,
 };
 use crate::lexical::{ANALYZER_VERSION, LexicalIndex};
 use crate::markdown::{Anchor, Document, ElementKind, ReadLimits, outline, read_slice};
@@ -65,7 +64,11 @@ impl Core {
         let deadline = Instant::now() + WRITER_WAIT;
         loop {
             match Indexer::open(&self.workspace, self.filter.clone(), self.chunk_options, &self.layout) {
-                Err(e) if e.code == ErrorCode::IndexNotReady && e.message.starts_with("Another") && Instant::now() < deadline => {
+                Err(e)
+                    if e.code == ErrorCode::IndexNotReady
+                        && e.message.starts_with("Another")
+                        && Instant::now() < deadline =>
+                {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 other => return other,
@@ -111,7 +114,8 @@ impl Engine {
         let layout = IndexLayout::new(config.storage.path.clone());
         let core = Arc::new(Core { workspace, filter, chunk_options, layout, reader: Mutex::new(None) });
         let worker_core = Arc::clone(&core);
-        let sync = Arc::new(Synchronizer::start(Box::new(move |paths: &[RelPath]| worker_core.reconcile(paths))));
+        let sync =
+            Arc::new(Synchronizer::start(Box::new(move |paths: &[RelPath]| worker_core.reconcile(paths))));
         Ok(Engine { config, warnings, core, sync, watcher: Mutex::new(None) })
     }
 
@@ -213,7 +217,11 @@ impl Engine {
 
     /// Runs a reindex in this thread (takes the writer lock; waits for another writer of this
     /// process or another one to finish first, up to a minute).
-    pub fn reindex(&self, opts: ReindexOptions, progress: &mut dyn FnMut(&Progress)) -> Result<ReindexResult> {
+    pub fn reindex(
+        &self,
+        opts: ReindexOptions,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<ReindexResult> {
         let result = self.core.indexer()?.reindex(opts, progress)?;
         self.sync.clear_all();
         self.core.reload_reader()?;

@@ -88,7 +88,13 @@ impl Engine {
         let ops = req
             .operations
             .iter()
-            .map(|o| Ok(PatchOp { kind: PatchKind::parse(&o.kind)?, pointer: o.pointer.clone(), markdown: o.markdown.clone() }))
+            .map(|o| {
+                Ok(PatchOp {
+                    kind: PatchKind::parse(&o.kind)?,
+                    pointer: o.pointer.clone(),
+                    markdown: o.markdown.clone(),
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
         let hash = self.rewrite(&path, &|text| plan(text, &ops))?;
         let (index_synchronized, index_error) = self.synchronize(&[&path]);

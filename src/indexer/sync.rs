@@ -92,7 +92,11 @@ impl Synchronizer {
             if now >= deadline {
                 return false;
             }
-            s = self.shared.changed.wait_timeout(s, deadline - now).map_or_else(|e| e.into_inner().0, |r| r.0);
+            s = self
+                .shared
+                .changed
+                .wait_timeout(s, deadline - now)
+                .map_or_else(|e| e.into_inner().0, |r| r.0);
         }
     }
 
@@ -105,7 +109,11 @@ impl Synchronizer {
             if now >= deadline || s.last_error.is_some() && s.queue.is_empty() {
                 return false;
             }
-            s = self.shared.changed.wait_timeout(s, deadline - now).map_or_else(|e| e.into_inner().0, |r| r.0);
+            s = self
+                .shared
+                .changed
+                .wait_timeout(s, deadline - now)
+                .map_or_else(|e| e.into_inner().0, |r| r.0);
         }
         true
     }

@@ -76,7 +76,9 @@ pub fn watch(
                 }
             }
         }
-        Err(e) => events_error(format!("The file watcher reported an error: {e}. Run kb_reindex to catch up.")),
+        Err(e) => {
+            events_error(format!("The file watcher reported an error: {e}. Run kb_reindex to catch up."))
+        }
     })
     .map_err(|e| Error::internal(format!("could not start the file watcher: {e}")))?;
     watcher
@@ -92,8 +94,11 @@ pub fn watch(
                 let due: Vec<RelPath> = {
                     let mut map = pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     let now = Instant::now();
-                    let keys: Vec<String> =
-                        map.iter().filter(|(_, (_, t))| now.duration_since(*t) >= QUIET_PERIOD).map(|(k, _)| k.clone()).collect();
+                    let keys: Vec<String> = map
+                        .iter()
+                        .filter(|(_, (_, t))| now.duration_since(*t) >= QUIET_PERIOD)
+                        .map(|(k, _)| k.clone())
+                        .collect();
                     keys.into_iter().filter_map(|k| map.remove(&k).map(|(rel, _)| rel)).collect()
                 };
                 for rel in due {

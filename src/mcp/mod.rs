@@ -25,7 +25,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 pub use coordinator::Coordinator;
-pub use tools::{tool_catalog, tool_names};
+pub use tools::{tool_catalog, tool_catalog_for, tool_names};
 
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
@@ -108,7 +108,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tool_catalog()))
+        Ok(ListToolsResult::with_all_items(tool_catalog_for(&self.engine.config().tools)))
     }
 
     async fn call_tool(
@@ -117,7 +117,7 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !tool_names().contains(&name.as_str()) {
+        if !tool_names(&self.engine.config().tools).contains(&name.as_str()) {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool '{name}'; call tools/list for the available tools."),
                 None,

@@ -8,12 +8,13 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::Coordinator;
+use crate::config::{ToolGroup, ToolsConfig};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::wire::{
-    CreateRequest, DeleteRequest, EditTableArgs, ListFilesRequest, ListFilesResponse, MarkdownSlice, MoveRequest,
-    MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest, ReindexRequest,
-    ReindexStartResponse, SearchRequest, SearchResponse, StatusResponse, TableEditResponse,
+    CreateRequest, DeleteRequest, EditTableArgs, ListFilesRequest, ListFilesResponse, MarkdownSlice,
+    MoveRequest, MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest,
+    ReindexRequest, ReindexStartResponse, SearchRequest, SearchResponse, StatusResponse, TableEditResponse,
 };
 
 /// Largest argument object accepted (bytes of JSON).
@@ -21,6 +22,7 @@ const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 
 struct Spec {
     name: &'static str,
+    group: ToolGroup,
     description: &'static str,
     input: fn() -> Value,
     output: fn() -> Value,
@@ -70,6 +72,7 @@ fn specs() -> Vec<Spec> {
     vec![
         Spec {
             name: "kb_create",
+            group: ToolGroup::Edit,
             description: "Creates a new Markdown file (UTF-8 without BOM; parent folders are created; never overwrites an existing \
 file). Needs knowledgeBase.allowWrites. Returns the new sourceHash; indexSynchronized tells whether kb_search already sees it.",
             input: wrapped::<CreateRequest>,
@@ -80,6 +83,7 @@ file). Needs knowledgeBase.allowWrites. Returns the new sourceHash; indexSynchro
         },
         Spec {
             name: "kb_delete",
+            group: ToolGroup::Edit,
             description: "Deletes a Markdown file if it still has the expectedSourceHash you read (else CONFLICT: read it again). \
 Needs knowledgeBase.allowWrites. The file is removed from the index in the background.",
             input: wrapped::<DeleteRequest>,
@@ -90,6 +94,7 @@ Needs knowledgeBase.allowWrites. The file is removed from the index in the backg
         },
         Spec {
             name: "kb_edit_table",
+            group: ToolGroup::Edit,
             description: "Edits one GFM table with minimal source changes: update_cells, insert_row, delete_row, insert_column, \
 delete_column, rename_column, set_alignment. pointer is the table's hashed anchor (tN~self~subtree) from kb_read; a stale \
 anchor is CONFLICT. Rows by rowIndex or where {column|columnIndex, equals}; columns by column name or columnIndex. Values \
@@ -103,6 +108,7 @@ line breaks. Returns the table's new pointer for the next edit. Needs knowledgeB
         },
         Spec {
             name: "kb_list_files",
+            group: ToolGroup::Read,
             description: "Lists Markdown and asset files under the project root (not limited by the index's include/exclude globs). \
 Optional request.pathPrefix (a folder) and request.includeGlob (e.g. \"**/*.png\"). Needs no index.",
             input: wrapped::<ListFilesRequest>,
@@ -113,6 +119,7 @@ Optional request.pathPrefix (a folder) and request.includeGlob (e.g. \"**/*.png\
         },
         Spec {
             name: "kb_move",
+            group: ToolGroup::Edit,
             description: "Moves or renames a Markdown file if it still has the expectedSourceHash you read; the target must not \
 exist (folders are created). Needs knowledgeBase.allowWrites. Both paths are reindexed in the background.",
             input: wrapped::<MoveRequest>,
@@ -123,6 +130,7 @@ exist (folders are created). Needs knowledgeBase.allowWrites. Both paths are rei
         },
         Spec {
             name: "kb_outline",
+            group: ToolGroup::Read,
             description: "Returns the heading tree of one Markdown file with each heading's anchor (logical~selfHash~subtreeHash). \
 Reads the current source; needs no index.",
             input: wrapped::<OutlineRequest>,
@@ -133,6 +141,7 @@ Reads the current source; needs no index.",
         },
         Spec {
             name: "kb_patch",
+            group: ToolGroup::Edit,
             description: "Edits a Markdown file atomically by hashed anchors (v2 pointers logical~selfHash~subtreeHash with 16-char \
 lowercase hashes from kb_read/kb_outline/kb_search); all operations apply to one revision or none do, and untouched bytes \
 (BOM, CRLF, spacing) stay as they are. Kinds: replace_element edits exactly one element (for a list item only its own \
@@ -154,6 +163,7 @@ change at once; indexSynchronized tells whether kb_search does yet.",
         },
         Spec {
             name: "kb_read",
+            group: ToolGroup::Read,
             description: "Reads the current source of a Markdown file, a page of elements at a time, starting at a pointer or anchor \
 (omit it or use \"document\" to start at the beginning). Independent of the index. Elements come back with v2 anchors \
 logical~selfHash~subtreeHash (v1 logical~selfHash is still accepted for navigation); list items are liN nested in their parent liN; \
@@ -167,6 +177,7 @@ a block quote is one opaque qN; GFM tables are tN and addressing a table also re
         },
         Spec {
             name: "kb_reindex",
+            group: ToolGroup::Read,
             description: "Starts reindexing the project's Markdown in the background and returns at once; only one reindex runs at a time \
 (started=false returns the running one). scope \"changed\" (default) or \"all\"; force=true rebuilds an index that is incompatible \
 with the configuration. Watch progress and the result with kb_status.",
@@ -178,6 +189,7 @@ with the configuration. Watch progress and the result with kb_status.",
         },
         Spec {
             name: "kb_search",
+            group: ToolGroup::Read,
             description: "Searches the derived index of the project's Markdown (Japanese-aware BM25: 京都 does not match 東京都庁, API finds ＡＰＩ, \
 サーバー finds サーバ). Every word is optional but chunks with all words rank first; \"quoted phrases\" match exactly. Results belong to \
 an indexed revision (indexedSourceHash; stale=true when the file changed since) and point at the first element of a chunk: \
@@ -191,6 +203,7 @@ mode hybrid falls back to lexical when embeddings are unavailable (see warning).
         },
         Spec {
             name: "kb_status",
+            group: ToolGroup::Read,
             description: "Shows the index: documents and chunks, versions, embedding mode, whether the index is compatible with the \
 configuration, pending edits and the running or last reindex. Call with {}.",
             input: no_arguments,
@@ -209,10 +222,16 @@ fn object(v: Value) -> Arc<JsonObject> {
     })
 }
 
-/// The tools as `tools/list` serves them, sorted by name.
+/// Every tool as `tools/list` serves it with the default profile, sorted by name.
 pub fn tool_catalog() -> Vec<Tool> {
+    tool_catalog_for(&ToolsConfig::default())
+}
+
+/// The tools a profile (`tools.enabled` / `tools.disabled`) lists, sorted by name.
+pub fn tool_catalog_for(profile: &ToolsConfig) -> Vec<Tool> {
     specs()
         .into_iter()
+        .filter(|s| profile.is_enabled(s.name, s.group))
         .map(|s| {
             let annotations = ToolAnnotations::new()
                 .read_only(s.read_only)
@@ -226,9 +245,9 @@ pub fn tool_catalog() -> Vec<Tool> {
         .collect()
 }
 
-/// The tool names.
-pub fn tool_names() -> Vec<&'static str> {
-    specs().into_iter().map(|s| s.name).collect()
+/// The names of the tools a profile lists.
+pub fn tool_names(profile: &ToolsConfig) -> Vec<&'static str> {
+    specs().into_iter().filter(|s| profile.is_enabled(s.name, s.group)).map(|s| s.name).collect()
 }
 
 /// Decodes `{"request": {...}}` into `T` with a message that names what is wrong.

@@ -721,28 +721,3 @@ proptest! {
         let _ = plan_table_edit(&text, pointer, &request);
     }
 }
-
-#[test]
-fn zz_probe_ratio() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
-    let mut stats: std::collections::BTreeMap<String, (u32, u32)> = Default::default();
-    let mut msgs: std::collections::BTreeMap<String, u32> = Default::default();
-    for _ in 0..3000 {
-        let doc = table_doc().new_tree(&mut runner).unwrap().current();
-        let req = any_request().new_tree(&mut runner).unwrap().current();
-        let action = req["action"].as_str().unwrap().to_owned();
-        let parsed = Document::parse(&doc);
-        let Some(t) = parsed.elements.iter().find(|e| e.kind == ElementKind::Table) else { continue };
-        let r: TableEditRequest = serde_json::from_value(req).unwrap();
-        let e = stats.entry(action).or_default();
-        match plan_table_edit(&doc, &t.anchor(), &r) {
-            Ok(_) => e.0 += 1,
-            Err(err) => { if err.message.contains("did not") || err.message.contains("shape") { eprintln!("{doc:?} {:?} -> {}", serde_json::to_string(&r).unwrap(), err.message); } e.1 += 1; let m: String = err.message.chars().take(70).collect(); *msgs.entry(m).or_default() += 1; }
-        }
-    }
-    eprintln!("{stats:?}");
-    let mut v: Vec<_> = msgs.into_iter().collect(); v.sort_by_key(|x| std::cmp::Reverse(x.1));
-    for (m, c) in v.iter().take(30) { eprintln!("{c:5} {m}"); }
-}

@@ -73,7 +73,9 @@ pub struct LineIndex {
 impl LineIndex {
     /// Indexes the `\n` positions of `text`.
     pub fn new(text: &str) -> Self {
-        LineIndex { newlines: text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i).collect() }
+        LineIndex {
+            newlines: text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i).collect(),
+        }
     }
 
     /// 1-based line number of byte offset `pos` (same as [`line_number`]).

@@ -142,13 +142,16 @@ impl Workspace {
         let created = self.ensure_parent(path, true)?;
         let result = (|| {
             let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let mut file = fs::OpenOptions::new().write(true).create_new(true).open(&resolved.abs).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    Error::invalid_argument(format!("Markdown file '{path}' already exists; choose another path."))
-                } else {
-                    Error::io(&format!("'{path}'"), &e)
-                }
-            })?;
+            let mut file =
+                fs::OpenOptions::new().write(true).create_new(true).open(&resolved.abs).map_err(|e| {
+                    if e.kind() == std::io::ErrorKind::AlreadyExists {
+                        Error::invalid_argument(format!(
+                            "Markdown file '{path}' already exists; choose another path."
+                        ))
+                    } else {
+                        Error::io(&format!("'{path}'"), &e)
+                    }
+                })?;
             let written = file.write_all(bytes).and_then(|()| file.sync_all());
             if let Err(e) = written {
                 drop(file);
@@ -170,7 +173,9 @@ impl Workspace {
         check_expected(&source.abs, from, expected)?;
         let target = self.resolve(to)?;
         if target.meta.is_some() {
-            return Err(Error::invalid_argument(format!("Destination '{to}' already exists; choose another path.")));
+            return Err(Error::invalid_argument(format!(
+                "Destination '{to}' already exists; choose another path."
+            )));
         }
         let created = self.ensure_parent(to, true)?;
         let result = (|| {
@@ -178,7 +183,9 @@ impl Workspace {
             let hash = check_expected(&self.resolve(from)?.abs, from, expected)?;
             let target = self.resolve(to)?;
             if target.meta.is_some() {
-                return Err(Error::invalid_argument(format!("Destination '{to}' already exists; choose another path.")));
+                return Err(Error::invalid_argument(format!(
+                    "Destination '{to}' already exists; choose another path."
+                )));
             }
             fs::rename(&source.abs, &target.abs).map_err(|e| Error::io(&format!("'{from}'"), &e))?;
             Ok(hash)
@@ -207,7 +214,9 @@ fn check_expected(abs: &Path, path: &RelPath, expected: &str) -> Result<String> 
     }
     let current = match fs::read(abs) {
         Ok(bytes) => sha256_hex(&bytes),
-        Err(e) if is_missing(&e) => return Err(Error::not_found(format!("Document '{path}' was not found."))),
+        Err(e) if is_missing(&e) => {
+            return Err(Error::not_found(format!("Document '{path}' was not found.")));
+        }
         Err(e) => return Err(io_error(path, &e)),
     };
     if current.eq_ignore_ascii_case(expected.trim()) {

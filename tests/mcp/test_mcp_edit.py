@@ -217,3 +217,19 @@ def test_watch_mode_picks_up_an_editor_style_save():
                 assert time.monotonic() < deadline, "a deleted file stays searchable"
                 await asyncio.sleep(0.05)
     run(go())
+
+
+def test_a_tool_profile_keeps_the_list_short():
+    async def go():
+        root = project()
+        cfg = root.parent / (root.name + "-profile.yml")
+        cfg.write_text("tools:\n  enabled: [read]\n  disabled: [kb_reindex]\n", encoding="utf-8")
+        async with Client(params(root, "--config", str(cfg))) as c:
+            names = sorted(t.name for t in (await c.list_tools()).tools)
+            assert names == ["kb_list_files", "kb_outline", "kb_read", "kb_search", "kb_status"]
+            try:
+                await c.call_tool("kb_patch", {"request": {"path": "kyoto.md", "operations": []}})
+                raise AssertionError("a disabled tool answered")
+            except Exception as e:  # the SDK raises the JSON-RPC error
+                assert "Unknown tool" in str(e) or "kb_patch" in str(e), e
+    run(go())
