@@ -112,8 +112,7 @@ impl PatchKind {
     /// Parses the wire value, case-insensitively. Unknown values are `INVALID_ARGUMENT` with a
     /// message that lists the valid kinds.
     pub fn parse(s: &str) -> Result<Self> {
-        let trimmed = s.trim();
-        PatchKind::ALL.into_iter().find(|k| k.as_wire().eq_ignore_ascii_case(trimmed)).ok_or_else(|| {
+        PatchKind::ALL.into_iter().find(|k| k.as_wire().eq_ignore_ascii_case(s)).ok_or_else(|| {
             let valid: Vec<&str> = PatchKind::ALL.iter().map(|k| k.as_wire()).collect();
             Error::invalid_argument(format!(
                 "Unknown patch operation kind '{s}'. Valid kinds: {}.",

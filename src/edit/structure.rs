@@ -85,6 +85,16 @@ fn parent_start(element: &Element, doc: &Document) -> Result<Option<usize>> {
         .ok_or_else(|| unsupported(element.pointer.as_str(), "list parent cannot be resolved"))
 }
 
+/// Both sides of the patch, parsed.
+struct Sides<'a> {
+    after_text: &'a str,
+    before: &'a Document,
+    after: &'a Document,
+    original: Blocks,
+    updated: Blocks,
+    after_blocks: HashMap<(usize, BlockKind), Vec<usize>>,
+}
+
 /// Runs every check; the first failure wins.
 pub(super) fn validate(
     before_text: &str,
@@ -103,25 +113,21 @@ pub(super) fn validate(
         .collect();
     let mapper = Mapper { edits, own_edited };
     let after_elements = index_elements(after);
-    let original_blocks = read_blocks(before_text);
-    let updated_blocks = read_blocks(after_text);
-    let after_blocks = index_blocks(&updated_blocks);
+    let updated = read_blocks(after_text);
+    let sides = Sides {
+        after_text,
+        before,
+        after,
+        original: read_blocks(before_text),
+        after_blocks: index_blocks(&updated),
+        updated,
+    };
 
     check_elements(before, after, &mapper, &after_elements)?;
-    check_leaf_blocks(before_text, after_text, &original_blocks, &updated_blocks, &after_blocks, &mapper)?;
-    let forward = check_list_containers(&original_blocks, &updated_blocks, &after_blocks, &mapper)?;
+    check_leaf_blocks(before_text, &sides, &mapper)?;
+    let forward = check_list_containers(&sides, &mapper)?;
     for op in ops {
-        check_new_root(
-            after_text,
-            before,
-            after,
-            op,
-            &mapper,
-            &original_blocks,
-            &updated_blocks,
-            &after_blocks,
-            &forward,
-        )?;
+        check_new_root(&sides, op, &mapper, &forward)?;
     }
     Ok(())
 }
@@ -165,14 +171,8 @@ fn check_elements(
 
 /// Every raw leaf block outside the edits (HTML, link definitions, thematic breaks, paragraphs
 /// inside items and quotes, …) keeps its kind, text and list/quote ancestors.
-fn check_leaf_blocks(
-    before_text: &str,
-    after_text: &str,
-    original: &Blocks,
-    updated: &Blocks,
-    after_blocks: &HashMap<(usize, BlockKind), Vec<usize>>,
-    mapper: &Mapper<'_>,
-) -> Result<()> {
+fn check_leaf_blocks(before_text: &str, sides: &Sides<'_>, mapper: &Mapper<'_>) -> Result<()> {
+    let Sides { after_text, original, updated, after_blocks, .. } = sides;
     for (index, old) in original.blocks.iter().enumerate() {
         if old.kind.is_container() {
             continue;
@@ -210,12 +210,8 @@ fn check_leaf_blocks(
 
 /// Surviving list items keep their container, and original and resulting lists correspond one
 /// to one (no list split or merged). Returns the original → resulting list map.
-fn check_list_containers(
-    original: &Blocks,
-    updated: &Blocks,
-    after_blocks: &HashMap<(usize, BlockKind), Vec<usize>>,
-    mapper: &Mapper<'_>,
-) -> Result<HashMap<usize, usize>> {
+fn check_list_containers(sides: &Sides<'_>, mapper: &Mapper<'_>) -> Result<HashMap<usize, usize>> {
+    let Sides { original, updated, after_blocks, .. } = sides;
     let mut forward: HashMap<usize, usize> = HashMap::new();
     let mut reverse: HashMap<usize, usize> = HashMap::new();
     for old in original.blocks.iter().filter(|b| b.kind == BlockKind::ListItem) {
@@ -246,18 +242,13 @@ fn check_list_containers(
 /// For a non-delete operation on a list item or quote: the new text forms exactly one root of
 /// the target's kind (and, for list items, depth, marker, indentation, parent and container),
 /// and everything the fragment introduced belongs to that root.
-#[allow(clippy::too_many_arguments)]
 fn check_new_root(
-    after_text: &str,
-    before: &Document,
-    after: &Document,
+    sides: &Sides<'_>,
     op: &Resolved<'_>,
     mapper: &Mapper<'_>,
-    original: &Blocks,
-    updated: &Blocks,
-    after_blocks: &HashMap<(usize, BlockKind), Vec<usize>>,
     forward: &HashMap<usize, usize>,
 ) -> Result<()> {
+    let Sides { after_text, before, after, original, updated, after_blocks } = sides;
     let Some(target) = op.target.and_then(|i| before.elements.get(i)) else {
         return Ok(());
     };

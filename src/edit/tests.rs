@@ -818,3 +818,42 @@ proptest! {
         }
     }
 }
+
+#[test]
+#[ignore]
+fn scratch_corpus() {
+    let mut files = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from("/work/shared/corpora")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() { stack.push(p) } else if p.extension().is_some_and(|x| x == "md") { files.push(p) }
+        }
+    }
+    files.sort();
+    let (mut ok, mut total) = (0usize, 0usize);
+    let mut msgs: std::collections::BTreeMap<String, usize> = Default::default();
+    for (fi, f) in files.iter().enumerate() {
+        let Ok(text) = std::fs::read_to_string(f) else { continue };
+        let text = text.trim_start_matches(BOM);
+        let doc = Document::parse(text);
+        let n = doc.elements.len();
+        for k in 0..4usize {
+            let specs = [OpSpec { target: fi * 7919 + k * 104729, kind: fi + k, form: 0, markdown: None, tailored: true }];
+            let ops = build_ops(text, &specs);
+            total += 1;
+            match plan_patch(text, &ops) {
+                Ok(p) => { ok += 1; assert_only_planned_ranges_changed(text, &p); }
+                Err(e) => {
+                    let key: String = e.message.chars().take(90).collect();
+                    if e.message.starts_with("Unsupported") && !msgs.contains_key(&key) {
+                        eprintln!("EX {key}\n  file={f:?} n={n} ops={:?}", ops.iter().map(|o| (o.kind.as_wire(), o.pointer.split('~').next().unwrap(), o.markdown.clone())).collect::<Vec<_>>());
+                    }
+                    *msgs.entry(key).or_default() += 1;
+                }
+            }
+        }
+    }
+    eprintln!("ok {ok}/{total}");
+    for (m, n) in msgs { eprintln!("{n:5} {m}"); }
+}

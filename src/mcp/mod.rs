@@ -66,11 +66,11 @@ pub fn serve(engine: Engine, http: Option<String>) -> Result<()> {
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("could not start the async runtime: {e}")))?;
-    if engine.config().knowledge_base.watch_files {
-        if let Err(e) = engine.start_watching() {
-            tracing::warn!("{}", e.message);
-            engine.synchronizer().report_error(crate::indexer::WATCHER_PATH, e.message);
-        }
+    if engine.config().knowledge_base.watch_files
+        && let Err(e) = engine.start_watching()
+    {
+        tracing::warn!("{}", e.message);
+        engine.synchronizer().report_error(crate::indexer::WATCHER_PATH, e.message);
     }
     runtime.block_on(async move {
         let server = Server::new(engine);

@@ -308,7 +308,8 @@ pub fn plan_table_edit(text: &str, pointer: &str, request: &TableEditRequest) ->
     check_fields(request)?;
 
     let doc = Document::parse(text);
-    let index = doc.resolve(&anchor, "The table pointer no longer names a table; read the document again.")?;
+    let index =
+        doc.resolve(&anchor, "The table pointer no longer names a table; read the document again.")?;
     let element = doc.elements.get(index).ok_or_else(|| Error::internal("Resolved table is missing."))?;
     if element.kind != ElementKind::Table {
         return Err(Error::invalid_argument(NOT_A_TABLE_MESSAGE));
@@ -320,7 +321,8 @@ pub fn plan_table_edit(text: &str, pointer: &str, request: &TableEditRequest) ->
         ));
     }
     let range = element.range.clone();
-    let src = text.get(range.clone()).ok_or_else(|| Error::internal("Table range is outside the document."))?;
+    let src =
+        text.get(range.clone()).ok_or_else(|| Error::internal("Table range is outside the document."))?;
     let mut ctx = Ctx::new(src)?;
     let mut first_failure = None;
     // Attempt 1 keeps every line's pipe style. If the result does not read back as planned (a
@@ -332,6 +334,9 @@ pub fn plan_table_edit(text: &str, pointer: &str, request: &TableEditRequest) ->
         let edits: Vec<Edit> =
             plan.edits.into_iter().filter(|e| src.get(e.range.clone()) != Some(e.text.as_str())).collect();
         if edits.is_empty() {
+            if force_pipes {
+                break; // Attempt 1 changed something; "nothing to change" now would be a lie.
+            }
             return Ok((text.to_owned(), element.anchor()));
         }
         let new_table = apply(src, edits)?;
@@ -516,7 +521,8 @@ impl<'a> Ctx<'a> {
     fn rewrite_line(&self, i: usize, intended: &[String], candidate: Option<String>) -> Edit {
         let line = self.line(i);
         let text = candidate.filter(|c| !self.force_pipes && reads_as(c, intended)).unwrap_or_else(|| {
-            let (leading, trailing) = (line.leading_pipe || self.force_pipes, line.trailing_pipe || self.force_pipes);
+            let (leading, trailing) =
+                (line.leading_pipe || self.force_pipes, line.trailing_pipe || self.force_pipes);
             render_line(self.indent(line), intended, leading, trailing)
         });
         Edit { range: line.range.clone(), text }
@@ -536,14 +542,8 @@ impl<'a> Ctx<'a> {
                 "An empty column name cannot select a column; use {use_instead}."
             )));
         }
-        let matches: Vec<usize> = self
-            .proj
-            .columns
-            .iter()
-            .enumerate()
-            .filter(|(_, (n, _))| n == name)
-            .map(|(i, _)| i)
-            .collect();
+        let matches: Vec<usize> =
+            self.proj.columns.iter().enumerate().filter(|(_, (n, _))| n == name).map(|(i, _)| i).collect();
         match matches.as_slice() {
             [one] => Ok(*one),
             [] => Err(Error::invalid_argument(format!("Column '{name}' was not found."))),
@@ -586,7 +586,9 @@ impl<'a> Ctx<'a> {
             (None, Some(filter)) => {
                 let c = self.select_column(filter.column.as_deref(), filter.column_index)?;
                 let equals = filter.equals.as_deref().ok_or_else(|| {
-                    Error::invalid_argument("The where selector needs 'equals': the exact cell value to match.")
+                    Error::invalid_argument(
+                        "The where selector needs 'equals': the exact cell value to match.",
+                    )
                 })?;
                 let matches: Vec<usize> = self
                     .proj
@@ -889,7 +891,10 @@ fn reads_as(line: &str, intended: &[String]) -> bool {
     let (cells, leading, trailing) = split_cells(line, 0..line.len());
     (leading || trailing || cells.len() > 1)
         && cells.len() == intended.len()
-        && cells.iter().zip(intended).all(|(r, want)| line.get(r.clone()) == Some(want.trim_matches([' ', '\t'])))
+        && cells
+            .iter()
+            .zip(intended)
+            .all(|(r, want)| line.get(r.clone()) == Some(want.trim_matches([' ', '\t'])))
 }
 
 /// A line `| a | b |` (cells joined by ` | `). Pipes follow `leading`/`trailing`, but are forced

@@ -20,9 +20,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use edit::{
-    CONTROL_CHARACTER_MESSAGE, COLUMN_SELECTOR_MESSAGE, CellUpdate, EXTRA_CELLS_MESSAGE, MARKDOWN_PIPE_MESSAGE,
-    NOT_A_TABLE_MESSAGE, ROW_SELECTOR_MESSAGE, RowFilter, TableAction, TableEditRequest,
-    UNHASHED_POINTER_MESSAGE, ValueFormat, delimiter_cell, encode_text, encode_value, plan_table_edit,
+    COLUMN_SELECTOR_MESSAGE, CONTROL_CHARACTER_MESSAGE, CellUpdate, EXTRA_CELLS_MESSAGE,
+    MARKDOWN_PIPE_MESSAGE, NOT_A_TABLE_MESSAGE, ROW_SELECTOR_MESSAGE, RowFilter, TableAction,
+    TableEditRequest, UNHASHED_POINTER_MESSAGE, ValueFormat, delimiter_cell, encode_text, encode_value,
+    plan_table_edit,
 };
 
 /// Column alignment from the delimiter row (wire values `none`, `left`, `center`, `right`).

@@ -166,7 +166,8 @@ fn edit_vector_cases() {
             for (col, values) in p["columnValues"].as_object().unwrap() {
                 let i = names.iter().position(|n| n == col).unwrap();
                 let got_values: Vec<&str> = got.rows.iter().map(|r| r[i].as_str()).collect();
-                let want: Vec<&str> = values.as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+                let want: Vec<&str> =
+                    values.as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
                 assert_eq!(got_values, want, "{name}: {col}");
             }
         }
@@ -264,8 +265,14 @@ fn error_templates() {
     use serde_json::json;
     let produced: Vec<(crate::Error, &str)> = vec![
         (err(INITIAL, json!({"action": "delete_row", "rowIndex": 0, "values": ["x"]})), "Field '<Name>'"),
-        (err(INITIAL, json!({"action": "delete_row", "where": {"column": "Product", "equals": "Beef"}})), "No row"),
-        (err(dup_rows, json!({"action": "delete_row", "where": {"column": "Product", "equals": "x"}})), "Found"),
+        (
+            err(INITIAL, json!({"action": "delete_row", "where": {"column": "Product", "equals": "Beef"}})),
+            "No row",
+        ),
+        (
+            err(dup_rows, json!({"action": "delete_row", "where": {"column": "Product", "equals": "x"}})),
+            "Found",
+        ),
         (err(INITIAL, json!({"action": "delete_column", "column": "Weight"})), "Column '<n>' was"),
         (err(dup_cols, json!({"action": "delete_column", "column": "A"})), "Column '<n>' has"),
         (err(INITIAL, json!({"action": "delete_row"})), "Select a row"),
@@ -290,12 +297,22 @@ fn error_templates() {
             "Inline Markdown",
         ),
         (
-            err("| A |\n|---|\n| 1 | 2 |", json!({"action": "rename_column", "columnIndex": 0, "newName": "B"})),
+            err(
+                "| A |\n|---|\n| 1 | 2 |",
+                json!({"action": "rename_column", "columnIndex": 0, "newName": "B"}),
+            ),
             "The table contains",
         ),
-        (plan_table_edit(paragraph, &p1, &request(json!({"action": "delete_row", "rowIndex": 0}))).unwrap_err(), "The target"),
         (
-            err(INITIAL, json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 1, "value": " 7"}]})),
+            plan_table_edit(paragraph, &p1, &request(json!({"action": "delete_row", "rowIndex": 0})))
+                .unwrap_err(),
+            "The target",
+        ),
+        (
+            err(
+                INITIAL,
+                json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 1, "value": " 7"}]}),
+            ),
             "Cell at rowIndex=<r>, columnIndex=<c> did",
         ),
     ];
@@ -313,7 +330,10 @@ fn error_templates() {
     assert_eq!(produced[1].0.message, "No row has value 'Beef' in column Product.");
     assert_eq!(produced[2].0.message, "Found 2 rows with value 'x' in column Product; use rowIndex.");
     assert_eq!(produced[4].0.message, "Column 'A' has multiple matches; use columnIndex.");
-    assert_eq!(produced[12].0.message, "Cell at rowIndex=0, columnIndex=1 did not preserve its expected visible value.");
+    assert_eq!(
+        produced[12].0.message,
+        "Cell at rowIndex=0, columnIndex=1 did not preserve its expected visible value."
+    );
 }
 
 #[test]
@@ -367,7 +387,7 @@ fn pointer_rules() {
     assert_ne!(a0, a1);
     assert_eq!(plan_table_edit(&t1, &a0, &r).unwrap_err().code, ErrorCode::Conflict);
     // v1 anchors are accepted; relocation follows the table when a table is added above it.
-    let v1 = a0.rsplitn(2, '~').nth(1).unwrap().to_owned();
+    let v1 = a0.rsplit_once('~').unwrap().0.to_owned();
     assert!(plan_table_edit(INITIAL, &v1, &r).is_ok());
     let moved = format!("| X |\n|---|\n| y |\n\n{INITIAL}");
     let (t, a) = plan_table_edit(&moved, &a0, &r).unwrap();
@@ -382,30 +402,84 @@ fn pointer_rules() {
 fn selection_and_validation_messages() {
     use serde_json::json;
     let cases = [
-        (json!({"action": "delete_row", "rowIndex": 3}), "rowIndex 3 is out of range; the table has 3 data rows (0 to 2)."),
-        (json!({"action": "delete_row", "rowIndex": -1}), "rowIndex -1 is out of range; the table has 3 data rows (0 to 2)."),
-        (json!({"action": "delete_column", "columnIndex": 5}), "columnIndex 5 is out of range; the table has 3 columns (0 to 2)."),
-        (json!({"action": "update_cells", "updates": []}), "update_cells needs a non-empty updates array: {value, rowIndex | where, column | columnIndex}."),
-        (json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 0}]}), "Every item of updates needs a value."),
-        (json!({"action": "update_cells", "updates": [{"rowIndex": 0, "value": "v"}]}), COLUMN_SELECTOR_MESSAGE),
-        (json!({"action": "update_cells", "updates": [{"columnIndex": 0, "value": "v"}]}), ROW_SELECTOR_MESSAGE),
+        (
+            json!({"action": "delete_row", "rowIndex": 3}),
+            "rowIndex 3 is out of range; the table has 3 data rows (0 to 2).",
+        ),
+        (
+            json!({"action": "delete_row", "rowIndex": -1}),
+            "rowIndex -1 is out of range; the table has 3 data rows (0 to 2).",
+        ),
+        (
+            json!({"action": "delete_column", "columnIndex": 5}),
+            "columnIndex 5 is out of range; the table has 3 columns (0 to 2).",
+        ),
+        (
+            json!({"action": "update_cells", "updates": []}),
+            "update_cells needs a non-empty updates array: {value, rowIndex | where, column | columnIndex}.",
+        ),
+        (
+            json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 0}]}),
+            "Every item of updates needs a value.",
+        ),
+        (
+            json!({"action": "update_cells", "updates": [{"rowIndex": 0, "value": "v"}]}),
+            COLUMN_SELECTOR_MESSAGE,
+        ),
+        (
+            json!({"action": "update_cells", "updates": [{"columnIndex": 0, "value": "v"}]}),
+            ROW_SELECTOR_MESSAGE,
+        ),
         (json!({"action": "delete_row", "where": {"equals": "Pork"}}), COLUMN_SELECTOR_MESSAGE),
-        (json!({"action": "delete_row", "where": {"column": "Product"}}), "The where selector needs 'equals': the exact cell value to match."),
+        (
+            json!({"action": "delete_row", "where": {"column": "Product"}}),
+            "The where selector needs 'equals': the exact cell value to match.",
+        ),
         (json!({"action": "insert_row"}), "Provide exactly one of values or valuesByColumn."),
-        (json!({"action": "insert_row", "values": ["a"], "valuesByColumn": {"Product": "a"}}), "Provide exactly one of values or valuesByColumn."),
-        (json!({"action": "insert_row", "values": ["a"]}), "values has 1 item(s) but the table has 3 column(s); give one value per column or use valuesByColumn."),
-        (json!({"action": "insert_row", "valuesByColumn": {"Weight": "1"}}), "Column 'Weight' was not found."),
-        (json!({"action": "insert_row", "values": ["a", "b", "c"], "beforeRowIndex": 3}), "beforeRowIndex 3 is out of range; the table has 3 data rows (0 to 2). Omit beforeRowIndex to append the row."),
+        (
+            json!({"action": "insert_row", "values": ["a"], "valuesByColumn": {"Product": "a"}}),
+            "Provide exactly one of values or valuesByColumn.",
+        ),
+        (
+            json!({"action": "insert_row", "values": ["a"]}),
+            "values has 1 item(s) but the table has 3 column(s); give one value per column or use valuesByColumn.",
+        ),
+        (
+            json!({"action": "insert_row", "valuesByColumn": {"Weight": "1"}}),
+            "Column 'Weight' was not found.",
+        ),
+        (
+            json!({"action": "insert_row", "values": ["a", "b", "c"], "beforeRowIndex": 3}),
+            "beforeRowIndex 3 is out of range; the table has 3 data rows (0 to 2). Omit beforeRowIndex to append the row.",
+        ),
         (json!({"action": "insert_column"}), "insert_column needs a non-blank name."),
         (json!({"action": "insert_column", "name": " \u{3000}"}), "insert_column needs a non-blank name."),
-        (json!({"action": "insert_column", "name": "N", "beforeColumn": "Price", "beforeColumnIndex": 1}), "Use at most one of beforeColumn or beforeColumnIndex."),
-        (json!({"action": "insert_column", "name": "N", "beforeColumnIndex": 3}), "beforeColumnIndex 3 is out of range; the table has 3 columns (0 to 2). Omit it to append the column."),
+        (
+            json!({"action": "insert_column", "name": "N", "beforeColumn": "Price", "beforeColumnIndex": 1}),
+            "Use at most one of beforeColumn or beforeColumnIndex.",
+        ),
+        (
+            json!({"action": "insert_column", "name": "N", "beforeColumnIndex": 3}),
+            "beforeColumnIndex 3 is out of range; the table has 3 columns (0 to 2). Omit it to append the column.",
+        ),
         (json!({"action": "rename_column", "column": "Price"}), "rename_column needs a non-blank newName."),
-        (json!({"action": "rename_column", "column": "", "newName": "x"}), "An empty column name cannot select a column; use columnIndex."),
-        (json!({"action": "set_alignment", "column": "Price"}), "set_alignment needs alignment: none, left, center or right."),
+        (
+            json!({"action": "rename_column", "column": "", "newName": "x"}),
+            "An empty column name cannot select a column; use columnIndex.",
+        ),
+        (
+            json!({"action": "set_alignment", "column": "Price"}),
+            "set_alignment needs alignment: none, left, center or right.",
+        ),
         (json!({"action": "insert_column", "name": "a\tb"}), CONTROL_CHARACTER_MESSAGE),
-        (json!({"action": "insert_column", "name": "N", "defaultValue": "\u{7f}"}), CONTROL_CHARACTER_MESSAGE),
-        (json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 0, "value": "a\r", "valueFormat": "markdown"}]}), CONTROL_CHARACTER_MESSAGE),
+        (
+            json!({"action": "insert_column", "name": "N", "defaultValue": "\u{7f}"}),
+            CONTROL_CHARACTER_MESSAGE,
+        ),
+        (
+            json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 0, "value": "a\r", "valueFormat": "markdown"}]}),
+            CONTROL_CHARACTER_MESSAGE,
+        ),
     ];
     for (json, message) in cases {
         let e = err(INITIAL, json.clone());
@@ -419,7 +493,10 @@ fn selection_and_validation_messages() {
     );
     let dup = "| A | A |\n|---|---|\n| 1 | 2 |";
     let e = err(dup, json!({"action": "insert_row", "valuesByColumn": {"A": "1"}}));
-    assert_eq!((e.code, e.message.as_str()), (ErrorCode::Conflict, "Column 'A' has multiple matches; use values instead of valuesByColumn."));
+    assert_eq!(
+        (e.code, e.message.as_str()),
+        (ErrorCode::Conflict, "Column 'A' has multiple matches; use values instead of valuesByColumn.")
+    );
     assert!(e.conflict.is_none());
     // Markdown values may contain escaped pipes.
     let (t, _) = edit(
@@ -435,13 +512,18 @@ fn minimal_edits_keep_everything_else() {
     use serde_json::json;
     let doc = format!("# 在庫\r\n\r\nBefore.\r\n\r\n{}\r\n\r\nAfter.\r\n", INITIAL.replace('\n', "\r\n"));
     // insert_column appends with the line's own padding style and keeps CRLF.
-    let (t, _) = edit(&doc, json!({"action": "insert_column", "name": "Note", "defaultValue": "ok", "alignment": "left"})).unwrap();
+    let (t, _) = edit(
+        &doc,
+        json!({"action": "insert_column", "name": "Note", "defaultValue": "ok", "alignment": "left"}),
+    )
+    .unwrap();
     assert_eq!(
         t,
         "# 在庫\r\n\r\nBefore.\r\n\r\n| Product | Price | Count | Note |\r\n|:--------|------:|:-----:|:---|\r\n| Pork    | 25    | 2     | ok |\r\n| Chicken | 18    | 3     | ok |\r\n| Veg     | 5     | 4     | ok |\r\n\r\nAfter.\r\n"
     );
     // insert before a column.
-    let (t, _) = edit(INITIAL, json!({"action": "insert_column", "name": "ID", "beforeColumn": "Product"})).unwrap();
+    let (t, _) =
+        edit(INITIAL, json!({"action": "insert_column", "name": "ID", "beforeColumn": "Product"})).unwrap();
     assert_eq!(
         t,
         "| ID | Product | Price | Count |\n|---|:--------|------:|:-----:|\n|  | Pork    | 25    | 2     |\n|  | Chicken | 18    | 3     |\n|  | Veg     | 5     | 4     |"
@@ -469,13 +551,25 @@ fn minimal_edits_keep_everything_else() {
     let (t, _) = edit(bare, json!({"action": "insert_row", "values": ["Beef", "30", "2"]})).unwrap();
     assert_eq!(t, "Name | Price | Qty\n---|---:|---\nChicken | 25 | 1\nBeef | 30 | 2");
     // Emptying an edge cell of a pipe-less line re-renders that line with the needed pipe.
-    let (t, _) = edit(bare, json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 0, "value": ""}]})).unwrap();
+    let (t, _) = edit(
+        bare,
+        json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 0, "value": ""}]}),
+    )
+    .unwrap();
     assert_eq!(t, "Name | Price | Qty\n---|---:|---\n|  | 25 | 1");
-    let (t, _) = edit(bare, json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 2, "value": ""}]})).unwrap();
+    let (t, _) = edit(
+        bare,
+        json!({"action": "update_cells", "updates": [{"rowIndex": 0, "columnIndex": 2, "value": ""}]}),
+    )
+    .unwrap();
     assert_eq!(table_projection(&t).rows[0], vec!["Chicken", "25", ""]);
     // Missing physical cells: the line is re-rendered.
     let short = "| A | B | C |\n|---|---|---|\n| 1 |\n| 4 | 5 | 6 |";
-    let (t, _) = edit(short, json!({"action": "update_cells", "updates": [{"rowIndex": 0, "column": "C", "value": "3"}]})).unwrap();
+    let (t, _) = edit(
+        short,
+        json!({"action": "update_cells", "updates": [{"rowIndex": 0, "column": "C", "value": "3"}]}),
+    )
+    .unwrap();
     assert_eq!(t, "| A | B | C |\n|---|---|---|\n| 1 |  | 3 |\n| 4 | 5 | 6 |");
     let (t, _) = edit(short, json!({"action": "delete_column", "column": "C"})).unwrap();
     assert_eq!(t, "| A | B |\n|---|---|\n| 1 |\n| 4 | 5 |");
@@ -483,17 +577,21 @@ fn minimal_edits_keep_everything_else() {
     let single = "| A | B |\n|---|---|\n| 1 | 2 |\n\nNext.";
     let (t, a) = edit(single, json!({"action": "delete_row", "rowIndex": 0})).unwrap();
     assert_eq!(t, "| A | B |\n|---|---|\n\nNext.");
-    let (t, _) = plan_table_edit(&t, &a, &request(json!({"action": "insert_row", "values": ["x", "y"]}))).unwrap();
+    let (t, _) =
+        plan_table_edit(&t, &a, &request(json!({"action": "insert_row", "values": ["x", "y"]}))).unwrap();
     assert_eq!(t, "| A | B |\n|---|---|\n| x | y |\n\nNext.");
     // Compact delimiter and rows stay compact.
     let compact = "|a|b|\n|-|-|\n|1|2|";
-    let (t, _) = edit(compact, json!({"action": "insert_column", "name": "c", "beforeColumnIndex": 1})).unwrap();
+    let (t, _) =
+        edit(compact, json!({"action": "insert_column", "name": "c", "beforeColumnIndex": 1})).unwrap();
     assert_eq!(t, "|a|c|b|\n|-|---|-|\n|1||2|");
-    let (t, _) = edit(compact, json!({"action": "set_alignment", "columnIndex": 1, "alignment": "right"})).unwrap();
+    let (t, _) =
+        edit(compact, json!({"action": "set_alignment", "columnIndex": 1, "alignment": "right"})).unwrap();
     assert_eq!(t, "|a|b|\n|-|---:|\n|1|2|");
     // Indented tables keep their indentation on new lines.
     let indented = "  | A | B |\n  |---|---|\n  | 1 | 2 |";
-    let (t, _) = edit(indented, json!({"action": "insert_row", "values": ["3", "4"], "beforeRowIndex": 0})).unwrap();
+    let (t, _) =
+        edit(indented, json!({"action": "insert_row", "values": ["3", "4"], "beforeRowIndex": 0})).unwrap();
     assert_eq!(t, "  | A | B |\n  |---|---|\n  | 3 | 4 |\n  | 1 | 2 |");
 }
 
@@ -514,27 +612,56 @@ fn japanese_cells() {
     );
     let p = table_projection(&t);
     assert_eq!(p.rows[0][2], "　国産　*特選*");
-    let (t, a) = plan_table_edit(&t, &a, &request(json!({"action": "insert_row", "valuesByColumn": {"品名": "牛肉", "価格": "500"}}))).unwrap();
+    let (t, a) = plan_table_edit(
+        &t,
+        &a,
+        &request(json!({"action": "insert_row", "valuesByColumn": {"品名": "牛肉", "価格": "500"}})),
+    )
+    .unwrap();
     assert!(t.contains("| 鶏肉   | ２００ | ブラジル産 |\n| 牛肉 | 500 |  |\n\n以上。"), "{t}");
-    let (t, a) = plan_table_edit(&t, &a, &request(json!({"action": "rename_column", "column": "備考", "newName": "産地"}))).unwrap();
-    let (t, _) = plan_table_edit(&t, &a, &request(json!({"action": "delete_row", "where": {"columnIndex": 0, "equals": "豚肉"}}))).unwrap();
+    let (t, a) = plan_table_edit(
+        &t,
+        &a,
+        &request(json!({"action": "rename_column", "column": "備考", "newName": "産地"})),
+    )
+    .unwrap();
+    let (t, _) = plan_table_edit(
+        &t,
+        &a,
+        &request(json!({"action": "delete_row", "where": {"columnIndex": 0, "equals": "豚肉"}})),
+    )
+    .unwrap();
     let p = table_projection(&t);
     assert_eq!(p.columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(), ["品名", "価格", "産地"]);
     assert_eq!(p.rows, vec![vec!["鶏肉", "２００", "ブラジル産"], vec!["牛肉", "500", ""]]);
-    assert_eq!(err(doc, json!({"action": "delete_row", "where": {"column": "品名", "equals": "羊肉"}})).message, "No row has value '羊肉' in column 品名.");
+    assert_eq!(
+        err(doc, json!({"action": "delete_row", "where": {"column": "品名", "equals": "羊肉"}})).message,
+        "No row has value '羊肉' in column 品名."
+    );
 }
 
 #[test]
 fn insert_delete_round_trip_crlf_100_times() {
     use serde_json::json;
     let v = tables_json();
-    let case = v["cases"].as_array().unwrap().iter().find(|c| c["name"] == "insert-delete-round-trip-crlf").unwrap();
+    let case =
+        v["cases"].as_array().unwrap().iter().find(|c| c["name"] == "insert-delete-round-trip-crlf").unwrap();
     let source = case["source"].as_str().unwrap();
     let mut text = source.to_owned();
     let mut pointer = anchor_of(source, "t1");
     for _ in 0..100 {
-        let (t, p) = plan_table_edit(&text, &pointer, &request(json!({"action": "insert_row", "values": ["Lamb", "35", "2"]}))).unwrap();
-        let (t, p) = plan_table_edit(&t, &p, &request(json!({"action": "delete_row", "where": {"column": "Product", "equals": "Lamb"}}))).unwrap();
+        let (t, p) = plan_table_edit(
+            &text,
+            &pointer,
+            &request(json!({"action": "insert_row", "values": ["Lamb", "35", "2"]})),
+        )
+        .unwrap();
+        let (t, p) = plan_table_edit(
+            &t,
+            &p,
+            &request(json!({"action": "delete_row", "where": {"column": "Product", "equals": "Lamb"}})),
+        )
+        .unwrap();
         assert_eq!(t, source);
         (text, pointer) = (t, p);
     }
@@ -543,7 +670,22 @@ fn insert_delete_round_trip_crlf_100_times() {
 
 // Property tests --------------------------------------------------------------------------------
 
-const WORDS: &[&str] = &["Pork", "鶏肉", "２００", "", "a b", "x", "**b**", "a\\|b", "[l](u)", "&amp;", "　全角　", "#", "-", "1."];
+const WORDS: &[&str] = &[
+    "Pork",
+    "鶏肉",
+    "２００",
+    "",
+    "a b",
+    "x",
+    "**b**",
+    "a\\|b",
+    "[l](u)",
+    "&amp;",
+    "　全角　",
+    "#",
+    "-",
+    "1.",
+];
 
 fn cell() -> impl Strategy<Value = String> {
     prop::sample::select(WORDS).prop_map(str::to_owned)
@@ -627,8 +769,8 @@ fn any_request() -> impl Strategy<Value = serde_json::Value> {
     let alignment = prop::option::of(prop::sample::select(&["none", "left", "center", "right"][..]));
     let row = prop_oneof![3 => (0i64..2).prop_map(|i| json!({"rowIndex": i})), 1 => row_selector()];
     let column = prop_oneof![3 => (0i64..2).prop_map(|i| json!({"columnIndex": i})), 1 => column_selector()];
-    let update = (row, column, prop::option::weighted(0.95, value()), any::<bool>())
-        .prop_map(|(r, c, v, md)| {
+    let update =
+        (row, column, prop::option::weighted(0.95, value()), any::<bool>()).prop_map(|(r, c, v, md)| {
             merge(merge(r, c), json!({"value": v, "valueFormat": if md { "markdown" } else { "text" }}))
         });
     prop_oneof![
@@ -707,17 +849,35 @@ proptest! {
         }
     }
 
-    /// Arbitrary text and requests never panic.
+    /// Arbitrary text and requests never panic: random text, and real tables with junk spliced in.
     #[test]
     fn arbitrary_input_never_panics(
         text in "[|\\-: a\\\\*`#\n\r表]{0,80}",
+        doc in table_doc(),
+        junk in "[|\\-: a\\\\*`#>\n\r表]{1,6}",
+        at in any::<prop::sample::Index>(),
         req in any_request(),
         pointer in prop::sample::select(&["t1", "t2", "t1~0000000000000000~0000000000000000"][..]),
     ) {
         let request: TableEditRequest = serde_json::from_value(req).unwrap();
-        let doc = Document::parse(&text);
-        let anchor = doc.elements.iter().find(|e| e.kind == ElementKind::Table).map(|e| e.anchor());
-        let _ = plan_table_edit(&text, anchor.as_deref().unwrap_or(pointer), &request);
-        let _ = plan_table_edit(&text, pointer, &request);
+        let mut mutated = doc;
+        let mut i = at.index(mutated.len() + 1);
+        while !mutated.is_char_boundary(i) {
+            i -= 1;
+        }
+        mutated.insert_str(i, &junk);
+        for text in [text, mutated] {
+            let parsed = Document::parse(&text);
+            let anchor = parsed.elements.iter().find(|e| e.kind == ElementKind::Table).map(|e| e.anchor());
+            if let (Some(anchor), Some(table)) =
+                (&anchor, parsed.elements.iter().find(|e| e.kind == ElementKind::Table))
+                && let Ok((new_text, _)) = plan_table_edit(&text, anchor, &request)
+            {
+                let (start, end) = (table.range.start, table.range.end);
+                prop_assert_eq!(&new_text[..start], &text[..start]);
+                prop_assert_eq!(&new_text[new_text.len() - (text.len() - end)..], &text[end..]);
+            }
+            let _ = plan_table_edit(&text, pointer, &request);
+        }
     }
 }
