@@ -276,16 +276,36 @@ pub(super) fn read_blocks(text: &str) -> Blocks {
         events.reference_definitions().iter().map(|(_, def)| def.span.clone()).collect();
     definitions.sort_by_key(|r| (r.start, r.end));
     let mut blocks = walker.blocks;
-    for raw in definitions {
-        // The innermost container holding the definition's start.
-        let parent = blocks
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| b.kind.is_container() && b.raw.start <= raw.start && raw.start < b.raw.end)
-            .min_by_key(|(_, b)| b.raw.len())
-            .map(|(i, _)| i);
+    let parents = innermost_containers(&blocks, &definitions);
+    for (raw, parent) in definitions.into_iter().zip(parents) {
         let range = physical_range(text, &raw);
         blocks.push(Block { kind: BlockKind::LinkDefinition, range, raw, parent });
     }
     Blocks { blocks }
+}
+
+/// For each position of `definitions` (sorted by start), the innermost container block whose
+/// parser range holds its start: one sweep over the (properly nested) container ranges.
+fn innermost_containers(blocks: &[Block], definitions: &[Range<usize>]) -> Vec<Option<usize>> {
+    let mut containers: Vec<usize> = (0..blocks.len()).filter(|&i| blocks[i].kind.is_container()).collect();
+    containers.sort_by_key(|&i| (blocks[i].raw.start, std::cmp::Reverse(blocks[i].raw.end)));
+    let mut open: Vec<usize> = Vec::new();
+    let mut next = 0;
+    let mut result = Vec::with_capacity(definitions.len());
+    for def in definitions {
+        while let Some(&c) = containers.get(next)
+            && blocks[c].raw.start <= def.start
+        {
+            while open.last().is_some_and(|&top| blocks[top].raw.end <= blocks[c].raw.start) {
+                open.pop();
+            }
+            open.push(c);
+            next += 1;
+        }
+        while open.last().is_some_and(|&top| blocks[top].raw.end <= def.start) {
+            open.pop();
+        }
+        result.push(open.last().copied());
+    }
+    result
 }

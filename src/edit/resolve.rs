@@ -41,9 +41,9 @@ fn resolve_one<'a>(doc: &Document, op: &'a PatchOp) -> Result<Resolved<'a>> {
     if anchor.is_document() {
         return Ok(Resolved { kind: op.kind, target: None, pointer: LogicalPointer::document(), markdown });
     }
-    let Some(_) = anchor.self_hash else {
+    if anchor.self_hash.is_none() {
         return Err(Error::invalid_argument(FINGERPRINT_REQUIRED));
-    };
+    }
     let index = doc.resolve(&anchor, RESERVED_PATCH_MESSAGE)?;
     let element = doc
         .elements

@@ -279,13 +279,19 @@ impl Walker<'_> {
                 self.record_paragraph(leaf_span(self.text, &range), true);
                 self.frames.push(Frame::Leaf);
             }
-            Tag::CodeBlock(_) => {
+            Tag::CodeBlock(kind) => {
                 self.counters.code += 1;
                 let pointer = join(&self.section, &format!("code{}", self.counters.code));
                 if self.in_quote() || self.in_item() {
                     self.reserved.insert(pointer);
                 } else {
-                    let span = leaf_span(self.text, &range);
+                    // pulldown-cmark starts an indented code block after its indentation; the
+                    // element starts at the line start so edits never land mid-line.
+                    let start = match kind {
+                        pulldown_cmark::CodeBlockKind::Indented => line_start(self.text, range.start),
+                        pulldown_cmark::CodeBlockKind::Fenced(_) => range.start,
+                    };
+                    let span = leaf_span(self.text, &(start..range.end));
                     self.push_element(ElementKind::CodeBlock, pointer, span);
                 }
                 self.frames.push(Frame::Leaf);

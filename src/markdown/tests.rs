@@ -354,3 +354,11 @@ fn read_pages_follow_the_contract() {
         ReadLimits { max_elements: 1, max_bytes: 100_000 }
     );
 }
+
+#[test]
+fn indented_code_starts_at_the_line_start() {
+    let src = "Intro.\n\n    let x = 1;\n    let y = 2;\n\nAfter.\n";
+    let doc = Document::parse(src);
+    let code = doc.elements.iter().find(|e| e.kind == ElementKind::CodeBlock).unwrap();
+    assert_eq!(code.text, "    let x = 1;\n    let y = 2;");
+}
