@@ -48,37 +48,65 @@ pub struct Engine {
 
 /// What both the engine and the background synchronizer use.
 struct Core {
-    workspace: Workspace,
+    workspace: Arc<Workspace>,
     filter: GlobFilter,
     chunk_options: ChunkOptions,
     layout: IndexLayout,
     reader: Mutex<Option<LexicalIndex>>,
+    /// The writer, kept open while edits keep coming (released when the synchronizer idles),
+    /// so a burst of edits does not pay for opening the stores and joining tantivy's threads.
+    writer: Mutex<Option<Indexer>>,
 }
 
 /// How long a writer waits for another writer of this project before giving up.
 const WRITER_WAIT: Duration = Duration::from_secs(60);
 
 impl Core {
-    /// Opens the indexer, waiting while another writer (e.g. a running reindex) holds the lock.
-    fn indexer(&self) -> Result<Indexer<'_>> {
-        let deadline = Instant::now() + WRITER_WAIT;
-        loop {
-            match Indexer::open(&self.workspace, self.filter.clone(), self.chunk_options, &self.layout) {
-                Err(e)
-                    if e.code == ErrorCode::IndexNotReady
-                        && e.message.starts_with("Another")
-                        && Instant::now() < deadline =>
-                {
-                    std::thread::sleep(Duration::from_millis(50));
+    /// Runs `f` with the writer, opening it (and waiting while another process holds the writer
+    /// lock) when it is not open yet. A failed `f` closes the writer.
+    fn with_indexer<T>(&self, f: impl FnOnce(&mut Indexer) -> Result<T>) -> Result<T> {
+        let mut guard =
+            self.writer.lock().map_err(|_| Error::internal("the index writer lock was poisoned"))?;
+        if guard.is_none() {
+            let deadline = Instant::now() + WRITER_WAIT;
+            let opened = loop {
+                match Indexer::open(
+                    Arc::clone(&self.workspace),
+                    self.filter.clone(),
+                    self.chunk_options,
+                    &self.layout,
+                ) {
+                    Err(e)
+                        if e.code == ErrorCode::IndexNotReady
+                            && e.message.starts_with("Another")
+                            && Instant::now() < deadline =>
+                    {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    other => break other?,
                 }
-                other => return other,
-            }
+            };
+            *guard = Some(opened);
         }
+        let outcome = match guard.as_mut() {
+            Some(indexer) => f(indexer),
+            None => Err(Error::internal("the index writer could not be opened")),
+        };
+        if outcome.is_err() {
+            *guard = None;
+        }
+        outcome
+    }
+
+    /// Closes the writer so other processes can write (and tantivy finishes its merges).
+    fn release_indexer(&self) {
+        let taken = self.writer.lock().ok().and_then(|mut g| g.take());
+        drop(taken);
     }
 
     /// Reconciles `paths` and makes the reader see the result.
     fn reconcile(&self, paths: &[RelPath]) -> Result<()> {
-        self.indexer()?.reconcile(paths)?;
+        self.with_indexer(|ix| ix.reconcile(paths))?;
         self.reload_reader()
     }
 
@@ -112,10 +140,20 @@ impl Engine {
             warnings.push(note);
         }
         let layout = IndexLayout::new(config.storage.path.clone());
-        let core = Arc::new(Core { workspace, filter, chunk_options, layout, reader: Mutex::new(None) });
+        let core = Arc::new(Core {
+            workspace: Arc::new(workspace),
+            filter,
+            chunk_options,
+            layout,
+            reader: Mutex::new(None),
+            writer: Mutex::new(None),
+        });
         let worker_core = Arc::clone(&core);
-        let sync =
-            Arc::new(Synchronizer::start(Box::new(move |paths: &[RelPath]| worker_core.reconcile(paths))));
+        let idle_core = Arc::clone(&core);
+        let sync = Arc::new(Synchronizer::start(
+            Box::new(move |paths: &[RelPath]| worker_core.reconcile(paths)),
+            Box::new(move || idle_core.release_indexer()),
+        ));
         Ok(Engine { config, warnings, core, sync, watcher: Mutex::new(None) })
     }
 
@@ -222,7 +260,9 @@ impl Engine {
         opts: ReindexOptions,
         progress: &mut dyn FnMut(&Progress),
     ) -> Result<ReindexResult> {
-        let result = self.core.indexer()?.reindex(opts, progress)?;
+        let result = self.core.with_indexer(|ix| ix.reindex(opts, progress));
+        self.core.release_indexer();
+        let result = result?;
         self.sync.clear_all();
         self.core.reload_reader()?;
         Ok(result)

@@ -20,6 +20,7 @@ mod sync;
 mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use layout::{IndexLayout, Snapshot, WriterLock};
@@ -108,8 +109,8 @@ fn mtime_ns(t: SystemTime) -> u128 {
 }
 
 /// The writer side of one project's index.
-pub struct Indexer<'w> {
-    workspace: &'w Workspace,
+pub struct Indexer {
+    workspace: Arc<Workspace>,
     filter: GlobFilter,
     options: ChunkOptions,
     store: Store,
@@ -120,10 +121,10 @@ pub struct Indexer<'w> {
     _lock: WriterLock,
 }
 
-impl<'w> Indexer<'w> {
+impl Indexer {
     /// Takes the writer lock, opens both stores and repairs an interrupted commit.
     pub fn open(
-        workspace: &'w Workspace,
+        workspace: Arc<Workspace>,
         filter: GlobFilter,
         options: ChunkOptions,
         layout: &IndexLayout,

@@ -16,6 +16,9 @@ use crate::workspace::{RelPath, compare_paths};
 /// The pseudo path that carries file-watcher errors.
 pub const WATCHER_PATH: &str = "<watcher>";
 
+/// Quiet time after a batch before the worker reports idle.
+pub const IDLE_AFTER: Duration = Duration::from_secs(1);
+
 /// Reconciles a batch of paths (the indexer under the writer lock).
 pub type ReconcileFn = dyn Fn(&[RelPath]) -> Result<()> + Send + Sync;
 
@@ -46,13 +49,14 @@ pub struct Synchronizer {
 }
 
 impl Synchronizer {
-    /// Starts the worker thread.
-    pub fn start(reconcile: Box<ReconcileFn>) -> Synchronizer {
+    /// Starts the worker thread. `on_idle` runs when no work has arrived for [`IDLE_AFTER`]
+    /// after a batch (the engine closes its writer then).
+    pub fn start(reconcile: Box<ReconcileFn>, on_idle: Box<dyn Fn() + Send + Sync>) -> Synchronizer {
         let shared = Arc::new(Shared { state: Mutex::new(State::default()), changed: Condvar::new() });
         let worker_shared = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
             .name("index-sync".into())
-            .spawn(move || worker(&worker_shared, &*reconcile))
+            .spawn(move || worker(&worker_shared, &*reconcile, &*on_idle))
             .map_err(|e| tracing::error!("could not start the index synchronizer: {e}"))
             .ok();
         Synchronizer { shared, worker }
@@ -149,16 +153,34 @@ impl Drop for Synchronizer {
     }
 }
 
-fn worker(shared: &Shared, reconcile: &ReconcileFn) {
+fn worker(shared: &Shared, reconcile: &ReconcileFn, on_idle: &(dyn Fn() + Send + Sync)) {
+    let mut busy = false;
     loop {
         let batch: Vec<(String, u64)> = {
             let mut s = lock(shared);
             while s.queue.is_empty() && !s.shutdown {
-                s = shared.changed.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
+                if busy {
+                    let (next, timeout) = shared
+                        .changed
+                        .wait_timeout(s, IDLE_AFTER)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    s = next;
+                    if timeout.timed_out() && s.queue.is_empty() {
+                        drop(s);
+                        on_idle();
+                        busy = false;
+                        s = lock(shared);
+                    }
+                } else {
+                    s = shared.changed.wait(s).unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
             }
             if s.shutdown {
+                drop(s);
+                on_idle();
                 return;
             }
+            busy = true;
             let queued = std::mem::take(&mut s.queue);
             queued.into_iter().map(|p| (p.clone(), s.dirty.get(&p).copied().unwrap_or(0))).collect()
         };

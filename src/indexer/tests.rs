@@ -1,13 +1,14 @@
 use super::*;
 
-fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace, IndexLayout) {
+fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Arc<Workspace>, IndexLayout) {
     let dir = tempfile::tempdir().unwrap();
     for (p, text) in files {
         let path = dir.path().join(p);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
     }
-    let ws = Workspace::new(dir.path().to_path_buf(), crate::workspace::DEFAULT_INTERNAL_DIR).unwrap();
+    let ws =
+        Arc::new(Workspace::new(dir.path().to_path_buf(), crate::workspace::DEFAULT_INTERNAL_DIR).unwrap());
     let layout = IndexLayout::new(dir.path().join(crate::workspace::DEFAULT_INTERNAL_DIR));
     (dir, ws, layout)
 }
@@ -25,7 +26,7 @@ fn search_paths(layout: &IndexLayout, q: &str) -> Vec<String> {
 fn an_interrupted_commit_is_replayed_on_open() {
     let (_dir, ws, layout) = workspace(&[("a.md", "# 見出し\n\n京都の話。\n")]);
     {
-        let mut ix = Indexer::open(&ws, filter(), ChunkOptions::default(), &layout).unwrap();
+        let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
         ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     }
     // Simulate a crash after the store committed generation g+1 but before the lexical index did.
@@ -57,7 +58,7 @@ fn an_interrupted_commit_is_replayed_on_open() {
         batch.commit(g + 1).unwrap();
     }
     assert!(search_paths(&layout, "大阪").is_empty(), "the lexical index lags behind");
-    let ix = Indexer::open(&ws, filter(), ChunkOptions::default(), &layout).unwrap();
+    let ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
     drop(ix);
     assert_eq!(search_paths(&layout, "大阪"), ["b.md"]);
     assert_eq!(search_paths(&layout, "京都"), ["a.md"]);
@@ -67,22 +68,22 @@ fn an_interrupted_commit_is_replayed_on_open() {
 fn a_lexical_index_far_behind_is_rebuilt_from_the_store() {
     let (_dir, ws, layout) = workspace(&[("a.md", "京都の話。\n"), ("b.md", "奈良の話。\n")]);
     {
-        let mut ix = Indexer::open(&ws, filter(), ChunkOptions::default(), &layout).unwrap();
+        let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
         ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     }
     std::fs::remove_dir_all(layout.lexical_dir()).unwrap();
-    drop(Indexer::open(&ws, filter(), ChunkOptions::default(), &layout).unwrap());
+    drop(Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap());
     assert_eq!(search_paths(&layout, "奈良"), ["b.md"]);
 }
 
 #[test]
 fn incompatible_settings_need_force_and_keep_data_until_then() {
     let (_dir, ws, layout) = workspace(&[("a.md", "# A\n\none\n\ntwo\n")]);
-    let mut ix = Indexer::open(&ws, filter(), ChunkOptions::default(), &layout).unwrap();
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
     ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     drop(ix);
     let changed = ChunkOptions { max_elements: 1, ..ChunkOptions::default() };
-    let mut ix = Indexer::open(&ws, filter(), changed, &layout).unwrap();
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), changed, &layout).unwrap();
     let err = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap_err();
     assert!(err.message.starts_with("Index is incompatible with current configuration:\n- chunking_max_elements: indexed '20', current '1'"), "{}", err.message);
     assert!(err.message.contains("force"));
@@ -99,8 +100,8 @@ fn incompatible_settings_need_force_and_keep_data_until_then() {
 #[test]
 fn one_writer_at_a_time_with_a_clear_message() {
     let (_dir, ws, layout) = workspace(&[("a.md", "x\n")]);
-    let _first = Indexer::open(&ws, filter(), ChunkOptions::default(), &layout).unwrap();
-    let err = Indexer::open(&ws, filter(), ChunkOptions::default(), &layout).err().unwrap();
+    let _first = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
+    let err = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).err().unwrap();
     assert!(err.message.contains("Another local-vector-search-mcp process is writing"), "{}", err.message);
 }
 
@@ -108,7 +109,7 @@ fn one_writer_at_a_time_with_a_clear_message() {
 fn unreadable_files_are_reported_not_fatal_and_reconcile_follows_edits() {
     let (dir, ws, layout) = workspace(&[("ok.md", "京都\n")]);
     std::fs::write(dir.path().join("bad.md"), b"\xff\xfe binary \x00").unwrap();
-    let mut ix = Indexer::open(&ws, filter(), ChunkOptions::default(), &layout).unwrap();
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
     let r = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     assert_eq!((r.indexed_files, r.failed_files.len()), (1, 1));
     assert!(r.failed_files[0].starts_with("bad.md: "), "{:?}", r.failed_files);
