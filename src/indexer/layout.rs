@@ -100,8 +100,8 @@ impl Snapshot {
         let bytes =
             serde_json::to_vec_pretty(self).map_err(|e| Error::internal(format!("status snapshot: {e}")))?;
         let mut f = File::create(&tmp).map_err(|e| Error::io("the index status file", &e))?;
+        // No fsync: the snapshot is a cache for status readers, rewritten after every commit.
         f.write_all(&bytes).map_err(|e| Error::io("the index status file", &e))?;
-        f.sync_all().map_err(|e| Error::io("the index status file", &e))?;
         std::fs::rename(&tmp, layout.snapshot_path()).map_err(|e| Error::io("the index status file", &e))
     }
 }
