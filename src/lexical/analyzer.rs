@@ -4,9 +4,9 @@
 //! whose positions are consecutive over the *primary* tokens. Two kinds of alternates share a
 //! position with a primary token, like synonyms:
 //!
-//! - **whole identifiers**: `kb_search` gives `kb`, `search` (positions 0, 1) and
-//!   `kb_search` at position 0; `HTTPServer` gives `http`, `server` and `httpserver`;
-//!   `C#` gives `c` and `c#`;
+//! - **wholes**: `kb_search` gives `kb`, `search` (positions 0, 1) and `kb_search` at
+//!   position 0; `HTTPServer` gives `http`, `server` and `httpserver`; `C#` gives `c` and
+//!   `c#`; a split compound noun gives its parts and itself;
 //! - **base forms** of inflected verbs and adjectives: `住ん` (of `住んでいる`) also gives `住む`.
 //!
 //! Text is split into *word runs* (letters and digits of alphabetic scripts, joined by the
@@ -194,7 +194,15 @@ struct Emitter<'a> {
 impl Emitter<'_> {
     /// Emits a token for normalised bytes `from..to` whose text is `source` lowercased and
     /// stemmed ([`final_text_into`]).
-    fn push(&mut self, source: &str, from: usize, to: usize, position: usize, position_length: usize, kind: Kind) {
+    fn push(
+        &mut self,
+        source: &str,
+        from: usize,
+        to: usize,
+        position: usize,
+        position_length: usize,
+        kind: Kind,
+    ) {
         let start = self.arena.len();
         final_text_into(source, self.arena);
         self.tokens.push(AToken {
@@ -428,7 +436,6 @@ fn segment_other(em: &mut Emitter<'_>, lattice: &mut Lattice, a: usize, b: usize
             if base.len() <= MAX_TOKEN_BYTES {
                 em.push(base, a + from, a + to, position, 1, Kind::Base);
                 em.pop_if_repeated(); // the same as the surface once lowercased and stemmed
-
             }
         }
         em.position += 1;
@@ -572,14 +579,7 @@ fn classify(pos: &str, sub: &str, surface: &str, base: &str) -> Class {
     }
 }
 
-/// Lowercases and applies the katakana prolonged-sound stem.
-pub(crate) fn final_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    final_text_into(s, &mut out);
-    out
-}
-
-/// Appends [`final_text`] of `s` to `out`.
+/// Appends `s` lowercased, with the katakana prolonged-sound stem, to `out`.
 pub(crate) fn final_text_into(s: &str, out: &mut String) {
     let start = out.len();
     if s.is_ascii() {

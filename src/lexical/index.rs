@@ -36,6 +36,9 @@ const MIN_HEAP_PER_THREAD: usize = 15_000_000;
 /// tantivy's maximum indexing memory per thread, with a margin.
 const MAX_HEAP_PER_THREAD: usize = (u32::MAX as usize) - 2_000_000;
 
+/// Second-tier candidates re-ranked by the number of clauses they match.
+const SECOND_TIER_POOL: usize = 50;
+
 const LOCKED: &str = "Another process is indexing this project; wait for it or stop it.";
 const DAMAGED: &str =
     "The lexical index is damaged or was written by another version; run `reindex --force` to rebuild it.";
@@ -74,7 +77,6 @@ struct Fields {
     heading_path: Field,
     anchor: Field,
     source_hash: Field,
-    bigram: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -90,15 +92,7 @@ fn schema() -> (Schema, Fields) {
     let heading_path = b.add_text_field(F_HEADING_PATH, analyzed);
     let anchor = b.add_text_field(F_ANCHOR, STORED);
     let source_hash = b.add_text_field(F_SOURCE_HASH, STORED);
-    let bigram = b.add_text_field(
-        "bigram",
-        TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer("lvs_bigram")
-                .set_index_option(IndexRecordOption::WithFreqs),
-        ),
-    );
-    (b.build(), Fields { chunk_id, path, text, heading_path, anchor, source_hash, bigram })
+    (b.build(), Fields { chunk_id, path, text, heading_path, anchor, source_hash })
 }
 
 /// A BM25 index of chunks (`chunk_id`, `path`, `text`, `heading_path`) in one directory.
@@ -109,6 +103,7 @@ pub struct LexicalIndex {
     index: Index,
     reader: IndexReader,
     fields: Fields,
+    paths: PathCache,
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -156,13 +151,12 @@ impl LexicalIndex {
 
     fn wrap(index: Index, fields: Fields) -> Result<LexicalIndex> {
         index.tokenizers().register(ANALYZER_NAME, TextAnalyzer::from(LvsTokenizer::new()));
-        index.tokenizers().register("lvs_bigram", TextAnalyzer::from(super::bigram::BigramTokenizer));
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::OnCommitWithDelay)
             .try_into()
             .map_err(|e| map_err("Opening the lexical index reader", e))?;
-        Ok(LexicalIndex { index, reader, fields })
+        Ok(LexicalIndex { index, reader, fields, paths: PathCache::default() })
     }
 
     /// A writer with two indexing threads sharing `heap_bytes` of indexing memory (raised to
@@ -204,8 +198,9 @@ impl LexicalIndex {
     /// - The query goes through the same analyzer as the text; it is never parsed as a query
     ///   language, so any text is accepted. `"quoted text"` is a phrase.
     /// - Ranking is BM25 over `text` and `heading_path` (weights 1:1). Every query clause is
-    ///   optional, but chunks that match all of them come first (each group ordered by BM25),
-    ///   so a missing word never empties the result.
+    ///   optional, but chunks that match all of them come first (by BM25); the others follow
+    ///   by the number of clauses they match, then BM25 (the best 50 of them by BM25 are
+    ///   re-ranked so). A missing word never empties the result. Ties go to the lower chunk id.
     /// - `filter` receives the chunk's path; only chunks it accepts are considered, *before*
     ///   `top_k` is applied (top-k within scope).
     /// - `score` is the BM25 score within the hit's group; use the rank, not the score, to
@@ -231,29 +226,9 @@ impl LexicalIndex {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
-        let (mut first, mut rest) = tier_queries(&self.fields, &plan);
-        if std::env::var_os("LVS_EXP_NOTIER").is_some() && rest.is_some() {
-            first = rest.take().unwrap();
-        }
-        if let Some(w) = std::env::var("LVS_EXP_BIGRAM").ok().and_then(|v| v.parse::<f32>().ok()) {
-            let mut grams = Vec::new();
-            super::bigram::bigrams(query, &mut grams);
-            grams.sort();
-            grams.dedup();
-            let boost = |q: Box<dyn Query>| -> Box<dyn Query> {
-                let mut subs: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, q)];
-                for g in &grams {
-                    subs.push((
-                        Occur::Should,
-                        Box::new(tantivy::query::BoostQuery::new(term_query(self.fields.bigram, g), w)),
-                    ));
-                }
-                Box::new(BooleanQuery::new(subs))
-            };
-            first = boost(first);
-            rest = rest.map(boost);
-        }
-        let mut found = top_k_in_scope(&searcher, first.as_ref(), top_k, filter)?;
+        let (first, rest) = tier_queries(&self.fields, &plan);
+        let scope = filter.map(|f| (f, &self.paths));
+        let mut found = top_k_in_scope(&searcher, first.as_ref(), top_k, scope)?;
         if found.len() < top_k
             && let Some(rest) = rest
         {
@@ -262,21 +237,14 @@ impl LexicalIndex {
             // (Excluding them with a MustNot clause trips a tantivy debug assertion with
             // phrase queries.)
             let first_tier: HashSet<DocAddress> = found.iter().map(|c| c.addr).collect();
-            let coord = std::env::var_os("LVS_EXP_COORD").is_some();
-            let pool = if coord {
-                top_k.max(std::env::var("LVS_EXP_POOL").ok().and_then(|v| v.parse().ok()).unwrap_or(50))
-            } else {
-                top_k
-            };
-            let mut more = top_k_in_scope(&searcher, rest.as_ref(), pool, filter)?;
-            if coord {
-                let counts = clause_counts(&searcher, &self.fields, &plan, &more)?;
-                let mut keyed: Vec<(usize, Candidate)> = counts.into_iter().zip(more).collect();
-                keyed.sort_by(|a, b| {
-                    b.0.cmp(&a.0).then(b.1.score.total_cmp(&a.1.score)).then(a.1.chunk_id.cmp(&b.1.chunk_id))
-                });
-                more = keyed.into_iter().map(|(_, c)| c).collect();
-            }
+            let pool = top_k.max(SECOND_TIER_POOL);
+            let more = top_k_in_scope(&searcher, rest.as_ref(), pool, scope)?;
+            let counts = clause_counts(&searcher, &self.fields, &plan, &more)?;
+            let mut keyed: Vec<(usize, Candidate)> = counts.into_iter().zip(more).collect();
+            keyed.sort_by(|a, b| {
+                b.0.cmp(&a.0).then(b.1.score.total_cmp(&a.1.score)).then(a.1.chunk_id.cmp(&b.1.chunk_id))
+            });
+            let more: Vec<Candidate> = keyed.into_iter().map(|(_, c)| c).collect();
             let room = top_k - found.len();
             found.extend(more.into_iter().filter(|c| !first_tier.contains(&c.addr)).take(room));
         }
@@ -367,9 +335,6 @@ impl LexicalWriter {
         d.add_text(self.fields.heading_path, &doc.heading_path);
         d.add_text(self.fields.anchor, &doc.anchor);
         d.add_text(self.fields.source_hash, &doc.source_hash);
-        if std::env::var_os("LVS_EXP_BIGRAM").is_some() {
-            d.add_text(self.fields.bigram, &doc.text);
-        }
         self.writer.add_document(d).map_err(|e| map_err("Indexing a chunk", e))?;
         Ok(())
     }
@@ -443,6 +408,11 @@ fn clause_counts(
 
 /// The tantivy query of one clause over both fields.
 fn clause_query(f: &Fields, c: &Clause) -> Box<dyn Query> {
+    Box::new(BooleanQuery::new(clause_leaves(f, c)))
+}
+
+/// The leaf queries (terms and phrases over both fields) of one clause, all `Should`.
+fn clause_leaves(f: &Fields, c: &Clause) -> Vec<(Occur, Box<dyn Query>)> {
     let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for field in [f.text, f.heading_path] {
         for phrase in &c.phrases {
@@ -458,7 +428,7 @@ fn clause_query(f: &Fields, c: &Clause) -> Box<dyn Query> {
             subs.push((Occur::Should, term_query(field, t)));
         }
     }
-    Box::new(BooleanQuery::new(subs))
+    subs
 }
 
 fn term_query(field: Field, text: &str) -> Box<dyn Query> {
@@ -466,26 +436,77 @@ fn term_query(field: Field, text: &str) -> Box<dyn Query> {
 }
 
 /// The first-tier query (all strict clauses required, loose terms scoring) and, when it can
-/// match more, the second-tier query (any clause or loose term).
+/// match more, the second-tier query (any clause or loose term). The second tier is one flat
+/// disjunction of leaves (the same score as nesting, a sum), which lets tantivy prune with
+/// Block-WAND when the leaves are plain terms.
 fn tier_queries(f: &Fields, plan: &Plan) -> (Box<dyn Query>, Option<Box<dyn Query>>) {
-    let strict: Vec<Box<dyn Query>> = plan.strict.iter().map(|c| clause_query(f, c)).collect();
-    let loose: Vec<Box<dyn Query>> = plan
-        .loose
-        .iter()
-        .map(|t| clause_query(f, &Clause { phrases: Vec::new(), terms: vec![t.clone()] }))
-        .chain(plan.boost.iter().map(|c| clause_query(f, c)))
-        .collect();
+    let loose: Vec<Clause> =
+        plan.loose.iter().map(|t| Clause { phrases: Vec::new(), terms: vec![t.clone()] }).collect();
     let mut first: Vec<(Occur, Box<dyn Query>)> =
-        strict.iter().map(|q| (Occur::Must, q.box_clone())).collect();
-    first.extend(loose.iter().map(|q| (Occur::Should, q.box_clone())));
+        plan.strict.iter().map(|c| (Occur::Must, clause_query(f, c))).collect();
+    first.extend(loose.iter().flat_map(|c| clause_leaves(f, c)));
     let first: Box<dyn Query> = Box::new(BooleanQuery::new(first));
-    if strict.len() < 2 && loose.is_empty() {
+    if plan.strict.len() < 2 && loose.is_empty() {
         return (first, None);
     }
-    let mut rest: Vec<(Occur, Box<dyn Query>)> =
-        strict.iter().map(|q| (Occur::Should, q.box_clone())).collect();
-    rest.extend(loose.iter().map(|q| (Occur::Should, q.box_clone())));
+    let rest: Vec<(Occur, Box<dyn Query>)> =
+        plan.strict.iter().chain(&loose).flat_map(|c| clause_leaves(f, c)).collect();
     (first, Some(Box::new(BooleanQuery::new(rest))))
+}
+
+/// The `path` values of a segment, in term-ordinal order, with its ordinal column.
+struct SegmentPaths {
+    names: Vec<Box<str>>,
+    ords: tantivy::columnar::Column<u64>,
+}
+
+/// Per-segment path lists, read once per segment and reused by every scoped search
+/// (looking ordinals up one by one decodes a dictionary block each time; streaming the
+/// dictionary once is cheap). Segments are immutable, so entries never go stale; entries of
+/// segments no longer searched are dropped.
+#[derive(Default)]
+struct PathCache {
+    segments:
+        std::sync::Mutex<std::collections::HashMap<tantivy::index::SegmentId, std::sync::Arc<SegmentPaths>>>,
+}
+
+impl PathCache {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<
+        '_,
+        std::collections::HashMap<tantivy::index::SegmentId, std::sync::Arc<SegmentPaths>>,
+    > {
+        self.segments.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Drops entries of segments that `searcher` no longer has.
+    fn retain(&self, searcher: &tantivy::Searcher) {
+        let live: HashSet<tantivy::index::SegmentId> =
+            searcher.segment_readers().iter().map(|r| r.segment_id()).collect();
+        self.lock().retain(|id, _| live.contains(id));
+    }
+
+    /// The paths of `reader`'s segment (`None` if it has no path column).
+    fn get(&self, reader: &tantivy::SegmentReader) -> Result<Option<std::sync::Arc<SegmentPaths>>> {
+        let id = reader.segment_id();
+        if let Some(p) = self.lock().get(&id) {
+            return Ok(Some(p.clone()));
+        }
+        let err = |e: std::io::Error| map_err("Reading indexed paths", TantivyError::from(e));
+        let Some(col) = reader.fast_fields().str(F_PATH).map_err(|e| map_err("Reading indexed paths", e))?
+        else {
+            return Ok(None);
+        };
+        let mut names = Vec::with_capacity(col.num_terms());
+        let mut stream = col.dictionary().stream().map_err(err)?;
+        while stream.advance() {
+            names.push(String::from_utf8_lossy(stream.key()).into());
+        }
+        let paths = std::sync::Arc::new(SegmentPaths { names, ords: col.ords().clone() });
+        self.lock().insert(id, paths.clone());
+        Ok(Some(paths))
+    }
 }
 
 /// A candidate hit.
@@ -529,29 +550,27 @@ fn top_k_in_scope(
     searcher: &tantivy::Searcher,
     query: &dyn Query,
     k: usize,
-    filter: Option<&ScopeFilter<'_>>,
+    scope: Option<(&ScopeFilter<'_>, &PathCache)>,
 ) -> Result<Vec<Candidate>> {
     let weight = query
         .weight(EnableScoring::enabled_from_searcher(searcher))
         .map_err(|e| map_err("Searching the lexical index", e))?;
+    if let Some((_, cache)) = scope {
+        cache.retain(searcher);
+    }
     let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k.min(1024) + 1);
     for (seg_ord, reader) in searcher.segment_readers().iter().enumerate() {
         let ids =
             reader.fast_fields().u64(F_CHUNK_ID).map_err(|e| map_err("Searching the lexical index", e))?;
-        let paths = match filter {
-            Some(_) => match reader
-                .fast_fields()
-                .str(F_PATH)
-                .map_err(|e| map_err("Searching the lexical index", e))?
-            {
-                Some(col) => Some(col),
+        let (filter, paths) = match scope {
+            Some((filter, cache)) => match cache.get(reader)? {
+                Some(paths) => (Some(filter), Some(paths)),
                 None => continue, // no paths in this segment: nothing is in scope
             },
-            None => None,
+            None => (None, None),
         };
         // 0 = not yet known, 1 = in scope, 2 = out of scope
-        let mut scope_cache: Vec<u8> = vec![0; paths.as_ref().map_or(0, |p| p.num_terms())];
-        let mut path_buf = String::new();
+        let mut scope_cache: Vec<u8> = vec![0; paths.as_ref().map_or(0, |p| p.names.len())];
         let alive = reader.alive_bitset();
         let seg_ord = u32::try_from(seg_ord).unwrap_or(u32::MAX);
         let threshold_of = |heap: &BinaryHeap<Worst>| -> Score {
@@ -569,16 +588,13 @@ fn top_k_in_scope(
                     return current;
                 }
                 if let (Some(filter), Some(paths)) = (filter, paths.as_ref()) {
-                    let in_scope = paths.term_ords(doc).any(|ord| {
-                        let Some(slot) = usize::try_from(ord).ok().and_then(|o| scope_cache.get_mut(o))
-                        else {
+                    let in_scope = paths.ords.values_for_doc(doc).any(|ord| {
+                        let Some(o) = usize::try_from(ord).ok() else { return false };
+                        let (Some(slot), Some(name)) = (scope_cache.get_mut(o), paths.names.get(o)) else {
                             return false;
                         };
                         if *slot == 0 {
-                            path_buf.clear();
-                            let ok =
-                                paths.ord_to_str(ord, &mut path_buf).unwrap_or(false) && filter(&path_buf);
-                            *slot = if ok { 1 } else { 2 };
+                            *slot = if filter(name) { 1 } else { 2 };
                         }
                         *slot == 1
                     });

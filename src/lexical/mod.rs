@@ -15,10 +15,16 @@
 //!      part, so `kb_search` is found by `kb_search`, `kb`, `search` and the phrase
 //!      `kb search`; `Array.prototype.map` by `prototype`; `HTTPServer` by `http`, `server` and
 //!      `httpserver`; `Vec<T>` by `vec`; `C#`, `F#`, `C++` are kept whole as well;
-//!   3. everything else goes to lindera with the embedded IPADIC in *decompose* mode (Lucene's
-//!      default "search" mode), which splits long kanji compounds (`関西国際空港` →
-//!      `関西 国際 空港`), so a query for a part finds the compound, while word boundaries
-//!      still hold (`京都` does not match `東京都庁`, which is `東京 都庁`);
+//!   3. everything else goes to lindera with the embedded IPADIC in *normal* mode, which keeps
+//!      dictionary words whole whatever follows them, so word boundaries hold (`京都` does not
+//!      match `東京都庁`, which is `東京 都庁`; `会議` matches `会議室`, which is `会議 室`).
+//!      A long noun (three or more kanji, or more than seven characters) is then split *on its
+//!      own* in decompose mode (Lucene's "search" mode penalties); when that splits it, the
+//!      parts become the tokens and the whole compound is added at the first part's position
+//!      like a whole identifier (`関西国際空港` → `関西`+`関西国際空港`, `国際`, `空港`), so a
+//!      part finds the compound. Splitting the word alone, not in context, gives the same
+//!      parts wherever it appears (in-context decompose mode split `日本共産党の` and
+//!      `日本共産党が` differently);
 //!   4. lowercase, then the katakana stem: a trailing `ー` is removed from all-katakana tokens
 //!      of four or more characters (Lucene's `JapaneseKatakanaStemFilter`), so `サーバー`,
 //!      `サーバ` and `ｻｰﾊﾞｰ` are one term;
@@ -26,12 +32,13 @@
 //!      tokens longer than 255 bytes;
 //!   6. independent verbs and adjectives also get their dictionary **base form** at the same
 //!      position (`住んでいる` → `住ん`+`住む`, `で`, `いる`), so `住む` finds `住んでいる`.
-//!      Only these get base forms: particles and auxiliaries would turn `で` into `だ`.
+//!      Only these get base forms: particles and auxiliaries would turn `で` into `だ`, and
+//!      light verbs (`する`, `いる`, `ある`, `なる`, `いう`, …) mean nothing as a term.
 //! - **The index** ([`LexicalIndex`], [`LexicalWriter`]): fields `chunk_id` (u64, indexed,
 //!   stored, fast), `path` (raw string, indexed, stored, fast), `text` and `heading_path`
 //!   (analyzed with positions, stored), and `anchor`, `source_hash` (stored only, so a hit can
-//!   be answered from the index alone while another process re-indexes). Every commit stores the caller's generation number as
-//!   its payload ([`LexicalIndex::generation`]).
+//!   be answered from the index alone while another process re-indexes). Every commit stores
+//!   the caller's generation number as its payload ([`LexicalIndex::generation`]).
 //! - **Search** ([`LexicalIndex::search`]) and **snippets** in the contract's FTS5 shape.
 //!
 //! # Invariants
@@ -48,14 +55,18 @@
 //! # Query semantics
 //!
 //! Each quoted phrase is one clause; each other whitespace-separated word becomes one or more
-//! clauses: runs of nouns and identifier parts are phrases (`形態素解析` → `形態素 解析`),
-//! verbs and adjectives are terms (surface or base form), particles and other function words
-//! are dropped unless nothing else is left. Japanese questions typed without spaces therefore
-//! still work (`日本で梅雨がないのは北海道とどこか` → `日本`, `梅雨`, `ない`, `北海道`).
-//! All clauses are optional; chunks matching all of them rank first, then the others, each
-//! group by BM25 over `text` and `heading_path` (1:1). Parts of multi-token clauses also count
-//! as optional terms, so a chunk with only `解析` is still found (below chunks with
-//! `形態素解析`).
+//! clauses: runs of nouns and identifier parts are phrases (`形態素解析` → `形態素 解析`,
+//! `kb_search` → `kb search` or the whole `kb_search`), verbs, adjectives and adverbs are
+//! terms (surface or base form), and particles, auxiliaries, pronouns, light verbs and
+//! question words (`何`, `いつ`, `どこ`, …) are dropped unless nothing else is left. Japanese
+//! questions typed without spaces therefore work (`日本で梅雨がないのは北海道とどこか` →
+//! `日本`, `梅雨`, `北海道`). Parts of multi-token clauses are also optional terms, so a chunk
+//! with only `解析` is still found, below chunks with `形態素解析`.
+//!
+//! Ranking: chunks that match every clause come first, by BM25 over `text` and `heading_path`
+//! (weights 1:1). The others follow, ordered by how many clauses they match, then BM25 (the
+//! best 50 by BM25 are re-ranked this way). So a query never returns nothing just because one
+//! word is missing, and `会議 予算` lists chunks with both words before chunks with one.
 //!
 //! # Indexing throughput
 //!
@@ -65,7 +76,6 @@
 //! producers).
 
 mod analyzer;
-mod bigram;
 pub mod dictionary;
 mod index;
 mod normalize;

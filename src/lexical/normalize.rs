@@ -115,7 +115,9 @@ impl Normalized {
         let norm = self.text.len();
         let mut chars = unit.chars();
         let unchanged = match (chars.next(), chars.next()) {
-            (Some(c), None) => c.is_ascii() || is_stable_starter(c) || is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes,
+            (Some(c), None) => {
+                c.is_ascii() || is_stable_starter(c) || is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes
+            }
             _ => is_nfkc_quick(unit.chars()) == IsNormalized::Yes,
         };
         if unchanged {

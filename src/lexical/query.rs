@@ -21,6 +21,12 @@ use super::analyzer::{Analyzer, Class, Kind};
 /// Most clauses (strict or loose) a query keeps; the rest of a very long query is ignored.
 pub(crate) const MAX_CLAUSES: usize = 64;
 
+/// Longest phrase; a longer run of tokens is cut into phrases of this length.
+pub(crate) const MAX_PHRASE: usize = 16;
+
+/// Only this much of a query is read (a longer one is cut at a character boundary).
+pub(crate) const MAX_QUERY_BYTES: usize = 8 * 1024;
+
 /// One unit of the query: matches when any of its phrases or terms matches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Clause {
@@ -37,8 +43,6 @@ pub(crate) struct Plan {
     pub(crate) strict: Vec<Clause>,
     /// Optional terms that only add to the score.
     pub(crate) loose: Vec<String>,
-    /// Optional phrases that only add to the score.
-    pub(crate) boost: Vec<Clause>,
     /// Every term the query can match, for highlighting.
     pub(crate) terms: Vec<String>,
 }
@@ -125,9 +129,6 @@ fn single(slot: &Slot) -> Option<Clause> {
     }
     let mut terms = vec![text.clone()];
     terms.extend(slot.bases.iter().filter(|b| *b != text).cloned());
-    if std::env::var_os("LVS_EXP_BASEONLY").is_some() && terms.len() > 1 {
-        terms.remove(0);
-    }
     Some(Clause { phrases: Vec::new(), terms })
 }
 
@@ -153,6 +154,11 @@ fn group(slots: &[Slot]) -> Option<Clause> {
 /// Builds the plan for `query`. An empty plan (no strict clause) means the query has nothing
 /// searchable.
 pub(crate) fn plan(query: &str, analyzer: &mut Analyzer) -> Plan {
+    let mut cut = query.len().min(MAX_QUERY_BYTES);
+    while !query.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let query = &query[..cut];
     let mut plan = Plan::default();
     for piece in pieces(query) {
         if plan.strict.len() >= MAX_CLAUSES {
@@ -162,8 +168,10 @@ pub(crate) fn plan(query: &str, analyzer: &mut Analyzer) -> Plan {
             Piece::Phrase(text) => {
                 analyzer.run(text);
                 let slots = slots(analyzer);
-                if let Some(c) = group(&slots) {
-                    push_clause(&mut plan, c);
+                for part in slots.chunks(MAX_PHRASE) {
+                    if let Some(c) = group(part) {
+                        push_clause(&mut plan, c);
+                    }
                 }
             }
             Piece::Word(text) => {
@@ -180,24 +188,18 @@ pub(crate) fn plan(query: &str, analyzer: &mut Analyzer) -> Plan {
                     if class == Class::Content
                         && let Some(c) = single(slot)
                     {
-                        if std::env::var_os("LVS_EXP_VERBLOOSE").is_some() {
-                            for t in c.terms {
-                                if !plan.loose.contains(&t) {
-                                    plan.loose.push(t);
-                                }
-                            }
-                        } else {
-                            push_clause(&mut plan, c);
-                        }
+                        push_clause(&mut plan, c);
                     }
                     start = i + 1;
                 }
                 word_group(&mut plan, &slots[start..]);
-                if plan.strict.len() == before
-                    && let Some(c) = group(&slots)
-                {
+                if plan.strict.len() == before {
                     // only function words: search them as typed
-                    push_clause(&mut plan, c);
+                    for part in slots.chunks(MAX_PHRASE) {
+                        if let Some(c) = group(part) {
+                            push_clause(&mut plan, c);
+                        }
+                    }
                 }
             }
         }
@@ -218,21 +220,13 @@ pub(crate) fn plan(query: &str, analyzer: &mut Analyzer) -> Plan {
 
 /// A group from a whitespace word: the strict clause plus its loose parts.
 fn word_group(plan: &mut Plan, slots: &[Slot]) {
-    let Some(clause) = group(slots) else { return };
-    if std::env::var_os("LVS_EXP_V2").is_some()
-        && slots.len() > 1
-        && slots.iter().all(|s| s.primary.as_ref().is_some_and(|(_, c)| *c == Class::Noun))
-    {
-        for s in slots {
-            if let Some(c) = single(s) {
-                push_clause(plan, c);
-            }
-        }
-        if !plan.boost.contains(&clause) {
-            plan.boost.push(clause);
+    if slots.len() > MAX_PHRASE {
+        for part in slots.chunks(MAX_PHRASE) {
+            word_group(plan, part);
         }
         return;
     }
+    let Some(clause) = group(slots) else { return };
     if slots.len() > 1 {
         for slot in slots {
             let parts = slot.primary.iter().map(|(t, _)| t);

@@ -9,21 +9,25 @@
 //! nothing in the text matches (the match was in the heading path), the window is the first
 //! [`WINDOW`] tokens.
 //!
-//! Large chunks are not analyzed whole: the first piece that can contain a match (found by a
-//! cheap substring test on the normalised text) is analyzed instead.
+//! Only a few sentences are analyzed, not the whole chunk: the text is cut into sentences (at
+//! line breaks and `。`, where lindera cuts too, so tokens come out the same), each sentence
+//! is normalised and tested for the query terms as substrings (cheap), and the sentence with
+//! the most distinct terms is analyzed together with its neighbours.
 
 use std::collections::HashMap;
 
-use super::analyzer::{Analyzer, Kind, final_text};
+use super::analyzer::{Analyzer, Kind, final_text_into};
 
 /// Tokens in a snippet window (FTS5's `snippet(..., 16)`).
 pub(crate) const WINDOW: usize = 16;
 
 /// Texts up to this size are analyzed whole.
-const FULL_ANALYSIS_BYTES: usize = 16 * 1024;
-/// Larger texts are looked at in pieces of about this size.
-const PIECE_BYTES: usize = 4 * 1024;
-/// Larger texts are searched for a match only this far.
+const FULL_ANALYSIS_BYTES: usize = 256;
+/// Longest sentence; longer runs without a break are cut (at a character boundary).
+const SENTENCE_BYTES: usize = 1024;
+/// Text analyzed when no sentence contains a query term.
+const FALLBACK_BYTES: usize = 512;
+/// Texts are searched for a matching sentence only this far.
 const SCAN_LIMIT_BYTES: usize = 1024 * 1024;
 /// Characters shown of a text that has no tokens at all.
 const TOKENLESS_CHARS: usize = 100;
@@ -31,7 +35,7 @@ const TOKENLESS_CHARS: usize = 100;
 /// The snippet of `text` for the query terms `terms` (analyzed forms).
 pub(crate) fn snippet(text: &str, terms: &[String], analyzer: &mut Analyzer) -> String {
     let (start, end) =
-        if text.len() <= FULL_ANALYSIS_BYTES { (0, text.len()) } else { choose_piece(text, terms) };
+        if text.len() <= FULL_ANALYSIS_BYTES { (0, text.len()) } else { choose_range(text, terms) };
     let piece = &text[start..end];
     analyzer.run(piece);
     let index: HashMap<&str, usize> = terms.iter().enumerate().map(|(i, t)| (t.as_str(), i)).collect();
@@ -129,48 +133,64 @@ fn best_window_start(hits: &[(usize, usize, usize, usize)], n: usize) -> usize {
     best.map_or(0, |(_, s)| s)
 }
 
-/// For a large text: the byte range of the first piece that may hold a match (or the first
-/// piece). Pieces end at a line break where possible.
-fn choose_piece(text: &str, terms: &[String]) -> (usize, usize) {
+/// The byte range to analyze: the sentence holding the most distinct query terms (by a
+/// substring test on its normalised, lowercased form), with the sentences around it; or the
+/// start of the text when no sentence holds any.
+fn choose_range(text: &str, terms: &[String]) -> (usize, usize) {
     let mut probes: Vec<String> = Vec::new();
     for t in terms {
         probes.push(t.clone());
         // inflected forms of a base form share all but the last character (住む → 住ん)
         let mut chars = t.chars();
-        if !t.is_ascii() && chars.next_back().is_some() && chars.clone().count() >= 1 {
+        if !t.is_ascii() && chars.next_back().is_some() && !chars.as_str().is_empty() {
             probes.push(chars.as_str().to_string());
         }
     }
     let mut norm = super::normalize::Normalized::default();
+    let mut folded = String::new();
+    // (distinct probes, sentence index) of the best sentence, and every sentence's range
+    let mut best: Option<(usize, usize)> = None;
+    let mut sentences: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
-    let first = piece_end(text, 0);
     while start < text.len() && start < SCAN_LIMIT_BYTES {
-        let end = piece_end(text, start);
+        let end = sentence_end(text, start);
         norm.normalize(&text[start..end]);
-        let folded = final_text(&norm.text);
-        if probes.iter().any(|p| folded.contains(p.as_str())) {
-            return (start, end);
+        folded.clear();
+        final_text_into(&norm.text, &mut folded);
+        let found = probes.iter().filter(|p| folded.contains(p.as_str())).count();
+        if found > 0 && best.is_none_or(|(b, _)| found > b) {
+            best = Some((found, sentences.len()));
         }
+        sentences.push((start, end));
         start = end;
     }
-    (0, first)
+    match best {
+        Some((_, i)) => {
+            let from = sentences[i.saturating_sub(1)].0;
+            let to = sentences.get(i + 1).map_or(sentences[i].1, |s| s.1);
+            (from, to)
+        }
+        None => {
+            let to = sentences.iter().map(|s| s.1).take_while(|&e| e <= FALLBACK_BYTES).last();
+            (0, to.unwrap_or_else(|| sentences.first().map_or(text.len(), |s| s.1)))
+        }
+    }
 }
 
-/// End of the piece starting at `start`: the last line break within [`PIECE_BYTES`], else a
-/// character boundary.
-fn piece_end(text: &str, start: usize) -> usize {
-    let limit = (start + PIECE_BYTES).min(text.len());
-    if limit == text.len() {
-        return limit;
-    }
-    if let Some(nl) = text.as_bytes()[start..limit].iter().rposition(|&b| b == b'\n')
-        && nl > 0
-    {
-        return start + nl + 1;
-    }
-    let mut end = limit;
+/// End of the sentence starting at `start`: just after the next line break or `。`, or a
+/// character boundary [`SENTENCE_BYTES`] on.
+fn sentence_end(text: &str, start: usize) -> usize {
+    let rest = &text[start..];
+    let limit = rest.len().min(SENTENCE_BYTES);
+    let cut = rest.as_bytes()[..limit].iter().enumerate().find_map(|(i, &b)| match b {
+        b'\n' => Some(i + 1),
+        // the last byte of `。` (E3 80 82)
+        0x82 if i >= 2 && rest.as_bytes()[i - 2..=i] == [0xE3, 0x80, 0x82] => Some(i + 1),
+        _ => None,
+    });
+    let mut end = start + cut.unwrap_or(limit);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    if end == start { text[start..].chars().next().map_or(text.len(), |c| start + c.len_utf8()) } else { end }
+    if end == start { rest.chars().next().map_or(text.len(), |c| start + c.len_utf8()) } else { end }
 }

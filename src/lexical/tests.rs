@@ -75,11 +75,8 @@ fn offsets_point_into_the_original_text() {
     let text = "まず ＡＰＩ を ｻｰﾊﾞｰ で呼ぶ。Use kb_search, ｶﾞｲﾄﾞ and ﾃﾞｰﾀﾍﾞｰｽ.";
     let mut a = Analyzer::new();
     a.run(text);
-    let spans: Vec<(&str, &str)> = a
-        .tokens()
-        .iter()
-        .map(|t| (a.text(t), &text[t.offset_from..t.offset_to]))
-        .collect();
+    let spans: Vec<(&str, &str)> =
+        a.tokens().iter().map(|t| (a.text(t), &text[t.offset_from..t.offset_to])).collect();
     assert!(spans.contains(&("api", "ＡＰＩ")), "{spans:?}");
     assert!(spans.contains(&("サーバ", "ｻｰﾊﾞｰ")), "{spans:?}");
     assert!(spans.contains(&("kb_search", "kb_search")), "{spans:?}");
@@ -185,6 +182,40 @@ proptest! {
             Err(e) => prop_assert_eq!(e.code, ErrorCode::InvalidArgument),
         }
     }
+}
+
+/// The clauses of a query, each as `terms|phrase` text.
+fn clauses(query: &str) -> Vec<String> {
+    let plan = super::query::plan(query, &mut Analyzer::new());
+    plan.strict
+        .iter()
+        .map(|c| {
+            let phrases: Vec<String> = c
+                .phrases
+                .iter()
+                .map(|p| p.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" "))
+                .collect();
+            [c.terms.join("|"), phrases.join("|")]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+#[test]
+fn query_words_become_clauses() {
+    assert_eq!(clauses("形態素解析"), vec!["形態素 解析"]);
+    assert_eq!(clauses("kb_search"), vec!["kb_search|kb search"]);
+    assert_eq!(clauses("C#"), vec!["c#"]);
+    assert_eq!(clauses("住んだ"), vec!["住ん|住む"]);
+    assert_eq!(clauses("会議 予算"), vec!["会議", "予算"]);
+    assert_eq!(clauses("\"赤いりんご\" 東京"), vec!["赤い りんご", "東京"]);
+    assert_eq!(clauses("日本で梅雨がないのは北海道とどこか。"), vec!["日本", "梅雨", "北海道"]);
+    assert_eq!(clauses("です"), vec!["です"]);
+    assert!(clauses("「」。!!").is_empty());
 }
 
 // ---------------------------------------------------------------- Japanese search
@@ -360,6 +391,11 @@ fn weird_queries_never_fail_to_parse() {
     assert_eq!(ids(&index, "\"unbalanced title"), vec![1]);
     let long = "検索 ".repeat(5000);
     assert!(index.search(&long, 5, None).is_ok());
+    let one_long_word = "形態素解析".repeat(50_000);
+    let start = std::time::Instant::now();
+    assert!(index.search(&one_long_word, 5, None).is_ok());
+    assert!(index.search(&format!("\"{one_long_word}\""), 5, None).is_ok());
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
 }
 
 #[test]
@@ -397,6 +433,34 @@ fn top_k_is_counted_within_scope() {
     // nothing in scope
     let none = |_: &str| false;
     assert!(index.search("needle", 5, Some(&none)).unwrap().is_empty());
+}
+
+#[test]
+fn scope_filter_sees_each_chunks_own_path() {
+    let docs: Vec<LexicalDoc> = ["d.md", "a.md", "c.md", "b.md", "e/f.md"]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| doc(i as u64, p, "", "same words"))
+        .collect();
+    let index = index_with(&docs);
+    for (wanted, id) in [("a.md", 1), ("b.md", 3), ("c.md", 2), ("d.md", 0), ("e/f.md", 4)] {
+        let only = |p: &str| p == wanted;
+        let hits = index.search("words", 10, Some(&only)).unwrap();
+        assert_eq!(
+            hits.iter().map(|h| (h.chunk_id, h.path.as_str())).collect::<Vec<_>>(),
+            vec![(id, wanted)]
+        );
+    }
+    // after more commits (new segments, deletions) the paths still line up
+    let mut w = index.writer(0).unwrap();
+    w.delete_path("c.md");
+    w.add(&doc(9, "c.md", "", "same words again")).unwrap();
+    w.commit(2).unwrap();
+    let only_c = |p: &str| p == "c.md";
+    assert_eq!(
+        index.search("words", 10, Some(&only_c)).unwrap().iter().map(|h| h.chunk_id).collect::<Vec<_>>(),
+        vec![9]
+    );
 }
 
 #[test]
@@ -483,6 +547,13 @@ fn a_second_writer_gets_a_clear_error() {
     assert!(err.message.to_lowercase().contains("another process is indexing"), "{}", err.message);
     // reading still works while someone writes
     assert!(second.search("anything", 5, None).unwrap().is_empty());
+}
+
+#[test]
+fn index_and_writer_can_be_shared_between_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<LexicalIndex>();
+    shared::<LexicalWriter>();
 }
 
 #[test]
@@ -605,7 +676,12 @@ fn measure_tokenize() {
             wall = wall.min(w0.elapsed().as_secs_f64());
             cpu = cpu.min(cpu_seconds() - c0);
         }
-        eprintln!("{what:<40} wall {:>7.0} ms ({:>5.2} MB/s)  cpu {:>7.0} ms", wall * 1e3, mb / wall, cpu * 1e3);
+        eprintln!(
+            "{what:<40} wall {:>7.0} ms ({:>5.2} MB/s)  cpu {:>7.0} ms",
+            wall * 1e3,
+            mb / wall,
+            cpu * 1e3
+        );
     };
     let dict = super::dictionary::load().unwrap();
     for (name, mode) in [
@@ -638,7 +714,7 @@ fn measure_tokenize() {
 }
 
 /// Passage-level MRR@10 on jsquad-valid (passages only, no distractors) and query latency.
-/// `cargo test --release --features wip-lexical lexical::tests::eval_jsquad -- --ignored --nocapture`
+/// `cargo test --release lexical::tests::eval_jsquad -- --ignored --nocapture`
 #[test]
 #[ignore = "evaluation; needs /work/shared/eval"]
 fn eval_jsquad() {
@@ -769,4 +845,82 @@ fn measure_analyzer_only() {
         a.run(t);
     }
     eprintln!("analyzer: {bytes} bytes in {:?}", start.elapsed());
+}
+
+/// Full index of visualstudio-docs-ja (chunks of ≤ 2 KB paragraphs) vs lindera alone, then
+/// query latency for heading-like queries (top 10 with snippets).
+/// `cargo test --release --lib lexical::tests::measure_corpus -- --ignored --nocapture`
+#[test]
+#[ignore = "measurement; needs /work/shared/corpora"]
+fn measure_corpus() {
+    use std::borrow::Cow;
+    use std::time::Instant;
+
+    let mut files = Vec::new();
+    markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja"), &mut files);
+    let mut docs = Vec::new();
+    let mut queries = Vec::new();
+    let mut bytes = 0;
+    for (i, f) in files.iter().enumerate() {
+        let Ok(text) = std::fs::read_to_string(f) else { continue };
+        bytes += text.len();
+        if i % 20 == 0
+            && let Some(h) = text.lines().find(|l| l.starts_with("# ") || l.starts_with("## "))
+        {
+            queries.push(h.trim_start_matches('#').trim().to_string());
+        }
+        let path = f.to_string_lossy().to_string();
+        let mut chunk = String::new();
+        for para in text.split("\n\n") {
+            if !chunk.is_empty() && chunk.len() + para.len() > 2000 {
+                docs.push(doc(docs.len() as u64, &path, "", &chunk));
+                chunk.clear();
+            }
+            chunk.push_str(para);
+            chunk.push_str("\n\n");
+        }
+        if !chunk.trim().is_empty() {
+            docs.push(doc(docs.len() as u64, &path, "", &chunk));
+        }
+    }
+    eprintln!("{} files, {bytes} bytes, {} chunks, {} queries", files.len(), docs.len(), queries.len());
+
+    let dict = super::dictionary::load().unwrap();
+    let seg = lindera::segmenter::Segmenter::new(lindera::mode::Mode::Normal, dict, None);
+    let (w0, c0) = (Instant::now(), cpu_seconds());
+    for d in &docs {
+        std::hint::black_box(seg.segment(Cow::Borrowed(d.text.as_str())).unwrap().len());
+    }
+    eprintln!("lindera alone:  wall {:?}, cpu {:.2} s", w0.elapsed(), cpu_seconds() - c0);
+
+    let dir = tempfile::tempdir().unwrap();
+    let index = LexicalIndex::open_or_create(dir.path()).unwrap();
+    let (w0, c0) = (Instant::now(), cpu_seconds());
+    let mut w = index.writer(128 << 20).unwrap();
+    for d in &docs {
+        w.add(d).unwrap();
+    }
+    w.commit(1).unwrap();
+    eprintln!("full index:     wall {:?}, cpu {:.2} s", w0.elapsed(), cpu_seconds() - c0);
+
+    for (label, filter) in
+        [("no scope", None), ("scope", Some(&(|p: &str| p.contains("/ide/")) as &ScopeFilter<'_>))]
+    {
+        let mut times = Vec::new();
+        let repeat: usize =
+            std::env::var("LVS_MEASURE_REPEAT").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+        for q in queries.iter().cycle().take(queries.len() * repeat) {
+            let start = Instant::now();
+            let _ = index.search(q, 10, filter);
+            times.push(start.elapsed());
+        }
+        times.sort();
+        eprintln!(
+            "queries ({label}): p50 {:?}, p90 {:?}, p99 {:?}, max {:?}",
+            times[times.len() / 2],
+            times[times.len() * 9 / 10],
+            times[times.len() * 99 / 100],
+            times[times.len() - 1]
+        );
+    }
 }
