@@ -89,6 +89,7 @@ fn run() -> Res<()> {
     eprintln!("index:  {}", index_dir.display());
     eprintln!("out:    {}", out_dir.display());
     let rss_start = proc_status_kb("VmRSS");
+    let load_start = fs::read_to_string("/proc/loadavg").unwrap_or_default().trim().to_owned();
 
     // ---------------------------------------------------------------- (a) full index
     let overrides = CliOverrides {
@@ -101,9 +102,11 @@ fn run() -> Res<()> {
     let loaded = load(&overrides, &|k| std::env::var(k).ok(), &cwd).map_err(|e| e.message)?;
     let engine = Engine::open(loaded).map_err(|e| e.message)?;
     eprintln!("(a) full index ...");
-    let t = Instant::now();
-    let full = engine.reindex(ReindexOptions { all: false, force: false }, &mut |_p| {}).map_err(|e| e.message)?;
+    let (t, c) = (Instant::now(), cpu_secs());
+    let full =
+        engine.reindex(ReindexOptions { all: false, force: false }, &mut |_p| {}).map_err(|e| e.message)?;
     let full_time = t.elapsed();
+    let full_cpu = cpu_secs() - c;
     let hwm_after_index = proc_status_kb("VmHWM");
     let rss_after_index = proc_status_kb("VmRSS");
     let index_bytes = dir_size(&index_dir);
@@ -112,14 +115,16 @@ fn run() -> Res<()> {
 
     // ---------------------------------------------------------------- (b) no-op reindex
     eprintln!("(b) no-op reindex ...");
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_secs());
     let noop = engine.reindex(ReindexOptions::default(), &mut |_p| {}).map_err(|e| e.message)?;
     let noop_time = t.elapsed();
+    let noop_cpu = cpu_secs() - c;
 
     // ---------------------------------------------------------------- (c) lindera floor
     eprintln!("(c) read, parse+chunk, lindera alone ...");
     let cfg = engine.config();
-    let filter = GlobFilter::new(&cfg.knowledge_base.include, &cfg.knowledge_base.exclude).map_err(|e| e.message)?;
+    let filter =
+        GlobFilter::new(&cfg.knowledge_base.include, &cfg.knowledge_base.exclude).map_err(|e| e.message)?;
     let chunk_opts = ChunkOptions {
         max_chunk_bytes: cfg.chunking.max_chunk_bytes,
         max_elements: cfg.chunking.max_elements,
@@ -165,17 +170,34 @@ fn run() -> Res<()> {
     let segmenter = Segmenter::new(Mode::Normal, dict, None);
     // Warm the dictionary pages in so neither run pays the first touch.
     let _ = segmenter.segment(Cow::Borrowed("形態素解析の準備をします。"))?;
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_secs());
     let tokens_1t = tokenize(&segmenter, &texts);
     let lindera_1t = t.elapsed();
+    let lindera_1t_cpu = cpu_secs() - c;
     let mid = split_by_bytes(&texts);
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_secs());
     let tokens_2t = std::thread::scope(|s| {
         let a = s.spawn(|| tokenize(&segmenter, &texts[..mid]));
         let b = tokenize(&segmenter, &texts[mid..]);
         a.join().unwrap_or(0) + b
     });
     let lindera_2t = t.elapsed();
+    let lindera_2t_cpu = cpu_secs() - c;
+
+    // Diagnostic, not a floor: the crate's own analyzer (NFKC, word scanner, lindera normal +
+    // decompose, base forms) over the same texts, through the public `lexical::analyze`
+    // (which allocates a fresh analyzer per text, so it slightly overstates the cost).
+    let (t, c) = (Instant::now(), cpu_secs());
+    let analyzer_tokens_1t = analyze_all(&texts);
+    let analyzer_1t = t.elapsed();
+    let analyzer_1t_cpu = cpu_secs() - c;
+    let t = Instant::now();
+    let analyzer_tokens_2t = std::thread::scope(|s| {
+        let a = s.spawn(|| analyze_all(&texts[..mid]));
+        let b = analyze_all(&texts[mid..]);
+        a.join().unwrap_or(0) + b
+    });
+    let analyzer_2t = t.elapsed();
 
     // ---------------------------------------------------------------- (d) queries
     eprintln!("(d) queries ...");
@@ -254,6 +276,7 @@ fn run() -> Res<()> {
         "rows_jsonl": rows_path.display().to_string(),
         "queries_jsonl": queries_path.display().to_string(),
         "machine": machine(),
+        "loadavg_at_start": load_start,
         "files": {
             "scanned": full.scanned_files,
             "indexed": full.indexed_files,
@@ -262,6 +285,8 @@ fn run() -> Res<()> {
         },
         "full_index": {
             "seconds": secs(full_time),
+            "cpu_seconds": full_cpu,
+            "cores_busy": full_cpu / secs(full_time),
             "chunks": full.chunks_indexed,
             "index_bytes": index_bytes,
             "lexical_bytes": lexical_bytes,
@@ -274,6 +299,7 @@ fn run() -> Res<()> {
         },
         "noop_reindex": {
             "seconds": secs(noop_time),
+            "cpu_seconds": noop_cpu,
             "indexed": noop.indexed_files,
             "skipped": noop.skipped_files,
             "target_seconds": 1.0,
@@ -287,15 +313,25 @@ fn run() -> Res<()> {
             "token_bytes": token_bytes,
             "lindera_1t_seconds": secs(lindera_1t),
             "lindera_2t_seconds": secs(lindera_2t),
+            "lindera_1t_cpu_seconds": lindera_1t_cpu,
+            "lindera_2t_cpu_seconds": lindera_2t_cpu,
             "lindera_tokens": tokens_1t,
             "lindera_tokens_2t": tokens_2t,
             "lindera_1t_mb_per_s": token_bytes as f64 / 1e6 / secs(lindera_1t),
             "two_thread_speedup": secs(lindera_1t) / secs(lindera_2t),
+            "analyzer_1t_seconds": secs(analyzer_1t),
+            "analyzer_1t_cpu_seconds": analyzer_1t_cpu,
+            "analyzer_2t_seconds": secs(analyzer_2t),
+            "analyzer_tokens": analyzer_tokens_1t,
+            "analyzer_tokens_2t": analyzer_tokens_2t,
         },
         "ratios": {
             "full_index_over_lindera_2t": ratio_2t,
             "full_index_over_lindera_1t": ratio_1t,
             "full_index_over_lindera_2t_plus_parse_chunk": secs(full_time) / floor_with_parse,
+            "full_index_cpu_over_lindera_cpu": full_cpu / lindera_1t_cpu,
+            "analyzer_over_lindera_1t": secs(analyzer_1t) / secs(lindera_1t),
+            "full_index_over_analyzer_2t": secs(full_time) / secs(analyzer_2t),
             "target_full_index_over_lindera_2t": 1.5,
             "query_p50_over_target": ms(lat.p50) / 2.0,
             "query_p99_over_target": ms(lat.p99) / 20.0,
@@ -323,28 +359,87 @@ fn run() -> Res<()> {
     });
 
     println!();
-    println!("== index bench: {} ({} files, {:.1} MiB of Markdown) ==", corpus.display(), full.indexed_files, mib(source_bytes as u64));
+    println!(
+        "== index bench: {} ({} files, {:.1} MiB of Markdown) ==",
+        corpus.display(),
+        full.indexed_files,
+        mib(source_bytes as u64)
+    );
     println!("{:<44} {:>14} {:>14} {:>10}", "measure", "value", "target", "ratio");
     let row = |name: &str, value: &str, target: &str, ratio: &str| {
         println!("{name:<44} {value:>14} {target:>14} {ratio:>10}");
     };
     row("full index (Engine::reindex)", &format!("{:.2} s", secs(full_time)), "", "");
+    row(
+        "  CPU time (user+sys), cores busy",
+        &format!("{full_cpu:.2} s"),
+        "",
+        &format!("{:.2}", full_cpu / secs(full_time)),
+    );
     row("  lindera alone, 2 threads", &format!("{:.2} s", secs(lindera_2t)), "", "");
-    row("  full / lindera 2 threads", &format!("{ratio_2t:.2}x"), "<= 1.5x", &format!("{:.2}", ratio_2t / 1.5));
+    row(
+        "  full / lindera 2 threads",
+        &format!("{ratio_2t:.2}x"),
+        "<= 1.5x",
+        &format!("{:.2}", ratio_2t / 1.5),
+    );
     row("  lindera alone, 1 thread", &format!("{:.2} s", secs(lindera_1t)), "", "");
     row("  full / lindera 1 thread", &format!("{ratio_1t:.2}x"), "", "");
-    row("  parse+chunk, 1 thread", &format!("{:.2} s", secs(parse_chunk_time)), "", &format!("{:.2}", secs(parse_chunk_time) / secs(full_time)));
-    row("  read files (warm cache, +SHA-256)", &format!("{:.2} s", secs(read_time)), "", &format!("{:.2}", secs(read_time) / secs(full_time)));
+    row("  CPU time full / lindera", &format!("{:.2}x", full_cpu / lindera_1t_cpu), "", "");
+    row(
+        "  our analyzer alone, 1 thread",
+        &format!("{:.2} s", secs(analyzer_1t)),
+        "",
+        &format!("{:.2}", secs(analyzer_1t) / secs(lindera_1t)),
+    );
+    row(
+        "  our analyzer alone, 2 threads",
+        &format!("{:.2} s", secs(analyzer_2t)),
+        "",
+        &format!("{:.2}", secs(analyzer_2t) / secs(lindera_2t)),
+    );
+    row(
+        "  parse+chunk, 1 thread",
+        &format!("{:.2} s", secs(parse_chunk_time)),
+        "",
+        &format!("{:.2}", secs(parse_chunk_time) / secs(full_time)),
+    );
+    row(
+        "  read files (warm cache, +SHA-256)",
+        &format!("{:.2} s", secs(read_time)),
+        "",
+        &format!("{:.2}", secs(read_time) / secs(full_time)),
+    );
     row("chunks", &full.chunks_indexed.to_string(), "", "");
-    row("index size on disk", &format!("{:.1} MiB", mib(index_bytes)), "", &format!("{:.2}", index_bytes as f64 / source_bytes.max(1) as f64));
+    row(
+        "index size on disk",
+        &format!("{:.1} MiB", mib(index_bytes)),
+        "",
+        &format!("{:.2}", index_bytes as f64 / source_bytes.max(1) as f64),
+    );
     row("  tantivy (lexical/)", &format!("{:.1} MiB", mib(lexical_bytes)), "", "");
     row("  redb (meta.redb)", &format!("{:.1} MiB", mib(store_bytes)), "", "");
-    row("peak RSS after index (VmHWM)", &format!("{:.0} MiB", hwm_after_index as f64 / 1024.0), "< 500 MiB", &format!("{:.2}", hwm_after_index as f64 / 1024.0 / 500.0));
+    row(
+        "peak RSS after index (VmHWM)",
+        &format!("{:.0} MiB", hwm_after_index as f64 / 1024.0),
+        "< 500 MiB",
+        &format!("{:.2}", hwm_after_index as f64 / 1024.0 / 500.0),
+    );
     row("RSS after index (VmRSS)", &format!("{:.0} MiB", rss_after_index as f64 / 1024.0), "", "");
     row("no-op reindex", &format!("{:.3} s", secs(noop_time)), "< 1 s", &format!("{:.2}", secs(noop_time)));
     row("first search (opens reader)", &format!("{:.2} ms", ms(first_search)), "", "");
-    row("query p50 (in-process)", &format!("{:.3} ms", ms(lat.p50)), "< 2 ms", &format!("{:.2}", ms(lat.p50) / 2.0));
-    row("query p99 (in-process)", &format!("{:.3} ms", ms(lat.p99)), "< 20 ms", &format!("{:.2}", ms(lat.p99) / 20.0));
+    row(
+        "query p50 (in-process)",
+        &format!("{:.3} ms", ms(lat.p50)),
+        "< 2 ms",
+        &format!("{:.2}", ms(lat.p50) / 2.0),
+    );
+    row(
+        "query p99 (in-process)",
+        &format!("{:.3} ms", ms(lat.p99)),
+        "< 20 ms",
+        &format!("{:.2}", ms(lat.p99) / 20.0),
+    );
     row("query max (in-process)", &format!("{:.3} ms", ms(lat.max)), "", "");
     row("queries with 0 results", &format!("{zero_results}/{}", queries.len()), "", "");
     println!("rows: {}  queries: {}", rows_path.display(), queries_path.display());
@@ -365,6 +460,11 @@ fn tokenize(segmenter: &Segmenter, texts: &[&str]) -> usize {
         }
     }
     n
+}
+
+/// Runs the crate's analyzer over every text; returns the token count.
+fn analyze_all(texts: &[&str]) -> usize {
+    texts.iter().map(|t| black_box(lvs::lexical::analyze(t)).len()).sum()
 }
 
 /// The index that splits `texts` into two halves of about equal bytes.
@@ -402,7 +502,10 @@ fn heading_title(text: &str) -> Option<String> {
 /// 200 deterministic queries: 100 heading titles (every Nth distinct title, in path order)
 /// and 100 pairs of nouns taken from headings (`名詞 名詞`, space-separated, the way an agent
 /// types keywords).
-fn build_queries(docs: &[(&str, Document, Vec<lvs::chunk::Chunk>)], segmenter: &Segmenter) -> Vec<(String, &'static str)> {
+fn build_queries(
+    docs: &[(&str, Document, Vec<lvs::chunk::Chunk>)],
+    segmenter: &Segmenter,
+) -> Vec<(String, &'static str)> {
     let mut seen = HashSet::new();
     let mut titles = Vec::new();
     for (_, doc, _) in docs {
@@ -432,7 +535,11 @@ fn build_queries(docs: &[(&str, Document, Vec<lvs::chunk::Chunk>)], segmenter: &
             let d = tok.details();
             let is_noun = d.first() == Some(&"名詞")
                 && !matches!(d.get(1).copied(), Some("数" | "非自立" | "代名詞" | "接尾"));
-            if is_noun && surface.chars().count() >= 2 && surface.chars().all(is_japanese) && !nouns.contains(&surface) {
+            if is_noun
+                && surface.chars().count() >= 2
+                && surface.chars().all(is_japanese)
+                && !nouns.contains(&surface)
+            {
                 nouns.push(surface);
             }
         }
@@ -443,7 +550,8 @@ fn build_queries(docs: &[(&str, Document, Vec<lvs::chunk::Chunk>)], segmenter: &
             }
         }
     }
-    let mut out: Vec<(String, &'static str)> = pick(&titles, half).into_iter().map(|q| (q, "title")).collect();
+    let mut out: Vec<(String, &'static str)> =
+        pick(&titles, half).into_iter().map(|q| (q, "title")).collect();
     let want = QUERY_COUNT - out.len();
     out.extend(pick(&pairs, want).into_iter().map(|q| (q, "noun_pair")));
     out
@@ -466,6 +574,16 @@ impl Latency {
         let mean = samples.iter().sum::<Duration>() / n.max(1) as u32;
         Latency { p50: pct(0.50), p90: pct(0.90), p99: pct(0.99), max: samples[n - 1], mean }
     }
+}
+
+/// User + system CPU time of this process so far, in seconds (`/proc/self/stat`, 100 Hz ticks).
+fn cpu_secs() -> f64 {
+    let Ok(s) = fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // Fields after the `(comm)`: state is field 3, utime 14, stime 15.
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
 }
 
 /// A field of `/proc/self/status` in kB (0 where unavailable).
@@ -496,11 +614,17 @@ fn dir_size(dir: &Path) -> u64 {
 fn machine() -> Value {
     let cpu = fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
         .unwrap_or_default();
     let mem_kb = fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|s| s.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok())
+        })
         .unwrap_or(0);
     json!({
         "cpu": cpu,

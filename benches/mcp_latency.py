@@ -69,7 +69,7 @@ class Server:
     def __init__(self, argv):
         self.t0 = time.perf_counter()
         self.p = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
         self.next_id = 1
 
@@ -115,7 +115,7 @@ def time_start(argv):
 def time_cat():
     """Floor: spawn `cat`, write the initialize line, read it back."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    p = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     p.stdin.write((json.dumps(INIT) + "\n").encode())
     p.stdin.flush()
     p.stdout.readline()

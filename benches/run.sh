@@ -36,20 +36,31 @@ echo "== build (release) ==" >&2
 cargo build --release --bin local-vector-search-mcp
 cargo bench --bench index --no-run
 
+# Let the build's load settle (other processes' load too): wait up to LVS_BENCH_IDLE_WAIT
+# seconds (default 180) for the 1-minute load average to drop below 0.8.
+deadline=$(( $(date +%s) + ${LVS_BENCH_IDLE_WAIT:-180} ))
+while awk '{exit !($1 >= 0.8)}' /proc/loadavg && [ "$(date +%s)" -lt "$deadline" ]; do sleep 5; done
 echo "== load average before measuring: $(cat /proc/loadavg) ==" >&2
+: > "$OUT/loadavg.txt"
+load() { echo "$1 $(cat /proc/loadavg)" >> "$OUT/loadavg.txt"; }
 rm -rf "$INDEX"
+load start
 
 echo "== 1/3 index bench ==" >&2
 LVS_BENCH_OUT="$OUT" LVS_BENCH_INDEX_DIR="$INDEX" LVS_BENCH_QUERY_PASSES="$PASSES" \
   cargo bench --bench index -- "$CORPUS" | tee "$OUT/index.txt"
 
+load after-index-bench
 echo "== 2/3 SQLite FTS5 baseline ==" >&2
 python3 benches/fts5_baseline.py "$OUT/chunks.jsonl" "$OUT/queries.jsonl" \
   --passes "$PASSES" --db-dir "$OUT/fts5" --out "$OUT/fts5.json" >/dev/null
 
+load after-fts5
 echo "== 3/3 MCP stdio latency ==" >&2
 python3 benches/mcp_latency.py --bin "$BIN" --project-root "$CORPUS" --storage-path "$INDEX" \
   --queries "$OUT/queries.jsonl" --starts "$STARTS" --passes "$PASSES" --out "$OUT/mcp.json" >/dev/null
+
+load after-mcp
 
 if [ "${LVS_BENCH_KEEP_INDEX:-0}" != 1 ]; then
   rm -rf "$INDEX" "$OUT/fts5"
@@ -118,5 +129,7 @@ hdr = ("measure", "ours", "baseline", "ratio", "target")
 print("  ".join(h.ljust(w[i]) if i == 0 else h.rjust(w[i]) for i, h in enumerate(hdr)))
 for r in rows:
     print("  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)))
+print("\nload average (1/5/15 min) at each step:")
+print(open(os.path.join(out, "loadavg.txt")).read().rstrip())
 print(f"\nresults: {out}/summary.json")
 EOF
