@@ -21,3 +21,14 @@ pub mod wire;
 pub mod workspace;
 
 pub use error::{Error, ErrorCode, Result};
+
+/// Test data shared by the unit tests of several modules.
+#[cfg(test)]
+pub(crate) mod testdata {
+    /// A contract vector file from `../shared/spec/vectors/`, parsed.
+    pub(crate) fn vectors(name: &str) -> serde_json::Value {
+        let path = format!("{}/../shared/spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).expect("vector file is JSON")
+    }
+}

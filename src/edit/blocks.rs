@@ -145,32 +145,6 @@ struct Walker<'a> {
     frames: Vec<Frame>,
 }
 
-fn is_inline_start(tag: &Tag<'_>) -> bool {
-    matches!(
-        tag,
-        Tag::Emphasis
-            | Tag::Strong
-            | Tag::Strikethrough
-            | Tag::Superscript
-            | Tag::Subscript
-            | Tag::Link { .. }
-            | Tag::Image { .. }
-    )
-}
-
-fn is_inline_end(tag: &TagEnd) -> bool {
-    matches!(
-        tag,
-        TagEnd::Emphasis
-            | TagEnd::Strong
-            | TagEnd::Strikethrough
-            | TagEnd::Superscript
-            | TagEnd::Subscript
-            | TagEnd::Link
-            | TagEnd::Image
-    )
-}
-
 impl Walker<'_> {
     fn parent(&self) -> Option<usize> {
         self.frames.iter().rev().find_map(|f| f.block)
@@ -207,7 +181,7 @@ impl Walker<'_> {
     }
 
     fn start(&mut self, tag: Tag<'_>, range: Range<usize>) {
-        if is_inline_start(&tag) {
+        if crate::markdown::is_inline_tag(&tag) {
             self.inline(range);
             return;
         }
@@ -245,7 +219,7 @@ impl Walker<'_> {
     }
 
     fn end(&mut self, tag: TagEnd, range: Range<usize>) {
-        if is_inline_end(&tag) {
+        if crate::markdown::is_inline_tag_end(&tag) {
             self.inline(range);
             return;
         }

@@ -10,11 +10,7 @@ use crate::markdown::{Document, LogicalPointer};
 
 const BOM: char = '\u{feff}';
 
-fn vectors(name: &str) -> Value {
-    let path = format!("{}/../shared/spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).expect("vector file is JSON")
-}
+use crate::testdata::vectors;
 
 fn s(v: &Value) -> &str {
     v.as_str().expect("string")

@@ -24,6 +24,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 pub use outline::{OutlineNode, outline};
+pub(crate) use parse::{is_inline_tag, is_inline_tag_end};
 pub use pointer::{Anchor, FINGERPRINT_MESSAGE, LogicalPointer};
 pub use read::{ReadLimits, Slice, read_slice};
 

@@ -139,7 +139,7 @@ fn walk(text: &str, tables: bool) -> WalkResult {
 }
 
 /// Is this tag inline content (part of a paragraph) rather than a block?
-fn is_inline_tag(tag: &Tag<'_>) -> bool {
+pub(crate) fn is_inline_tag(tag: &Tag<'_>) -> bool {
     matches!(
         tag,
         Tag::Emphasis
@@ -152,7 +152,8 @@ fn is_inline_tag(tag: &Tag<'_>) -> bool {
     )
 }
 
-fn is_inline_tag_end(tag: &TagEnd) -> bool {
+/// The end-tag twin of [`is_inline_tag`].
+pub(crate) fn is_inline_tag_end(tag: &TagEnd) -> bool {
     matches!(
         tag,
         TagEnd::Emphasis

@@ -5,11 +5,7 @@ use serde_json::Value;
 use super::*;
 use crate::text::{segments_bytes, segments_hash_hex, xxh64_hex};
 
-fn vectors(name: &str) -> Value {
-    let path = format!("{}/../shared/spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).expect("vector file is JSON")
-}
+use crate::testdata::vectors;
 
 fn s(v: &Value) -> &str {
     v.as_str().expect("string")
