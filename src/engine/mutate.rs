@@ -55,6 +55,24 @@ impl Engine {
         Ok(file)
     }
 
+    /// Synchronizes `path` (and `previous`, for a move) and builds the response.
+    fn respond(
+        &self,
+        path: &RelPath,
+        source_hash: Option<String>,
+        previous: Option<&RelPath>,
+    ) -> MutationResponse {
+        let paths: Vec<&RelPath> = previous.into_iter().chain(std::iter::once(path)).collect();
+        let (index_synchronized, index_error) = self.synchronize(&paths);
+        MutationResponse {
+            path: path.as_str().to_owned(),
+            source_hash,
+            index_synchronized,
+            index_error,
+            previous_path: previous.map(|p| p.as_str().to_owned()),
+        }
+    }
+
     /// Reads, transforms and writes `path` with up to three attempts against concurrent edits.
     fn rewrite(&self, path: &RelPath, transform: &dyn Fn(&str) -> Result<String>) -> Result<String> {
         for _ in 0..ATTEMPTS {
@@ -97,14 +115,7 @@ impl Engine {
             })
             .collect::<Result<Vec<_>>>()?;
         let hash = self.rewrite(&path, &|text| plan(text, &ops))?;
-        let (index_synchronized, index_error) = self.synchronize(&[&path]);
-        Ok(MutationResponse {
-            path: path.as_str().to_owned(),
-            source_hash: Some(hash),
-            index_synchronized,
-            index_error,
-            previous_path: None,
-        })
+        Ok(self.respond(&path, Some(hash), None))
     }
 
     /// `kb_edit_table`.
@@ -135,14 +146,7 @@ impl Engine {
             let _lock = self.mutation_lock()?;
             self.core.workspace.create_new(&path, req.markdown.as_bytes())?
         };
-        let (index_synchronized, index_error) = self.synchronize(&[&path]);
-        Ok(MutationResponse {
-            path: path.as_str().to_owned(),
-            source_hash: Some(hash),
-            index_synchronized,
-            index_error,
-            previous_path: None,
-        })
+        Ok(self.respond(&path, Some(hash), None))
     }
 
     /// `kb_move`.
@@ -154,14 +158,7 @@ impl Engine {
             let _lock = self.mutation_lock()?;
             self.core.workspace.move_file(&from, &to, &req.expected_source_hash)?
         };
-        let (index_synchronized, index_error) = self.synchronize(&[&from, &to]);
-        Ok(MutationResponse {
-            path: to.as_str().to_owned(),
-            source_hash: Some(hash),
-            index_synchronized,
-            index_error,
-            previous_path: Some(from.as_str().to_owned()),
-        })
+        Ok(self.respond(&to, Some(hash), Some(&from)))
     }
 
     /// `kb_delete`.
@@ -172,13 +169,6 @@ impl Engine {
             let _lock = self.mutation_lock()?;
             self.core.workspace.delete_file(&path, &req.expected_source_hash)?;
         }
-        let (index_synchronized, index_error) = self.synchronize(&[&path]);
-        Ok(MutationResponse {
-            path: path.as_str().to_owned(),
-            source_hash: None,
-            index_synchronized,
-            index_error,
-            previous_path: None,
-        })
+        Ok(self.respond(&path, None, None))
     }
 }

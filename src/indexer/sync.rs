@@ -104,24 +104,6 @@ impl Synchronizer {
         }
     }
 
-    /// Waits until nothing is pending (tests, `--wait`), or `timeout` passes.
-    pub fn wait_idle(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let mut s = lock(&self.shared);
-        while !(s.queue.is_empty() && s.dirty.keys().all(|p| p == WATCHER_PATH)) {
-            let now = Instant::now();
-            if now >= deadline || s.last_error.is_some() && s.queue.is_empty() {
-                return false;
-            }
-            s = self
-                .shared
-                .changed
-                .wait_timeout(s, deadline - now)
-                .map_or_else(|e| e.into_inner().0, |r| r.0);
-        }
-        true
-    }
-
     /// Forgets every pending mark (a full reindex just covered every file).
     pub fn clear_all(&self) {
         let mut s = lock(&self.shared);
