@@ -20,7 +20,9 @@
 //!   (default: a fresh directory under the system temp dir, printed);
 //! - `LVS_BENCH_INDEX_DIR`: where to build the index (must be empty or absent; kept afterwards
 //!   so `benches/mcp_latency.py` can reuse it). Default: a temp dir removed at the end;
-//! - `LVS_BENCH_QUERY_PASSES`: timed passes over the 200 queries (default 5).
+//! - `LVS_BENCH_QUERY_PASSES`: timed passes over the 200 queries (default 5);
+//! - `LVS_BENCH_REPEAT`: how many times the full index and each floor are timed (default 3);
+//!   the medians are reported, every sample is in the JSON.
 //!
 //! Output: a human table, then one line of JSON (also written to `$LVS_BENCH_OUT/index.json`).
 //! No assertions: targets are printed, never enforced (no timing checks in `cargo test`).
@@ -44,7 +46,10 @@ use lvs::indexer::ReindexOptions;
 use lvs::markdown::{Document, ElementKind};
 use lvs::wire::SearchRequest;
 use lvs::workspace::GlobFilter;
-use serde_json::{Value, json};
+use serde_json::json;
+
+mod common;
+use common::{Latency, cpu_secs, dir_size, machine, median, median_f, proc_status_kb};
 
 const DEFAULT_CORPUS: &str = "../shared/corpora/visualstudio-docs-ja";
 const QUERY_COUNT: usize = 200;
@@ -82,6 +87,9 @@ fn run() -> Res<()> {
     }
     fs::create_dir_all(&index_dir)?;
     let index_dir = fs::canonicalize(&index_dir)?;
+    // Timed repetitions of the full index and of the floors; medians are reported.
+    let repeat: usize =
+        std::env::var("LVS_BENCH_REPEAT").ok().and_then(|s| s.parse().ok()).unwrap_or(3).max(1);
     let passes: usize =
         std::env::var("LVS_BENCH_QUERY_PASSES").ok().and_then(|s| s.parse().ok()).unwrap_or(5).max(1);
 
@@ -99,16 +107,44 @@ fn run() -> Res<()> {
         ..Default::default()
     };
     let cwd = std::env::current_dir()?;
-    let loaded = load(&overrides, &|k| std::env::var(k).ok(), &cwd).map_err(|e| e.message)?;
-    let engine = Engine::open(loaded).map_err(|e| e.message)?;
-    eprintln!("(a) full index ...");
-    let (t, c) = (Instant::now(), cpu_secs());
-    let full =
-        engine.reindex(ReindexOptions { all: false, force: false }, &mut |_p| {}).map_err(|e| e.message)?;
-    let full_time = t.elapsed();
-    let full_cpu = cpu_secs() - c;
-    let hwm_after_index = proc_status_kb("VmHWM");
-    let rss_after_index = proc_status_kb("VmRSS");
+    let open_engine = |dir: &Path| -> Res<Engine> {
+        let o = CliOverrides { storage_path: Some(dir.to_path_buf()), ..overrides.clone() };
+        let loaded = load(&o, &|k| std::env::var(k).ok(), &cwd).map_err(|e| e.message)?;
+        Ok(Engine::open(loaded).map_err(|e| e.message)?)
+    };
+    // `repeat` full indexes, each into a fresh directory; the last one is kept for (b) and (d).
+    // Peak RSS is read after the first one (the process has done nothing else yet).
+    let mut full_samples = Vec::new();
+    let mut full_cpu_samples = Vec::new();
+    let (mut hwm_after_index, mut rss_after_index) = (0, 0);
+    let mut last = None;
+    for i in 0..repeat {
+        eprintln!("(a) full index {}/{repeat} ...", i + 1);
+        let dir =
+            if i + 1 == repeat { index_dir.clone() } else { index_dir.with_extension(format!("rep{i}")) };
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir)?;
+        let engine = open_engine(&dir)?;
+        let (t, c) = (Instant::now(), cpu_secs());
+        let result = engine
+            .reindex(ReindexOptions { all: false, force: false }, &mut |_p| {})
+            .map_err(|e| e.message)?;
+        full_samples.push(t.elapsed());
+        full_cpu_samples.push(cpu_secs() - c);
+        if i == 0 {
+            hwm_after_index = proc_status_kb("VmHWM");
+            rss_after_index = proc_status_kb("VmRSS");
+        }
+        if i + 1 == repeat {
+            last = Some((engine, result));
+        } else {
+            drop(engine);
+            fs::remove_dir_all(&dir)?;
+        }
+    }
+    let Some((engine, full)) = last else { return Err("no index was built".into()) };
+    let full_time = median(&full_samples);
+    let full_cpu = median_f(&full_cpu_samples);
     let index_bytes = dir_size(&index_dir);
     let lexical_bytes = dir_size(&index_dir.join("lexical"));
     let store_bytes = fs::metadata(index_dir.join("meta.redb")).map_or(0, |m| m.len());
@@ -170,45 +206,58 @@ fn run() -> Res<()> {
     let segmenter = Segmenter::new(Mode::Normal, dict, None);
     // Warm the dictionary pages in so neither run pays the first touch.
     let _ = segmenter.segment(Cow::Borrowed("形態素解析の準備をします。"))?;
-    let (t, c) = (Instant::now(), cpu_secs());
-    let tokens_1t = tokenize(&segmenter, &texts);
-    let lindera_1t = t.elapsed();
-    let lindera_1t_cpu = cpu_secs() - c;
     let mid = split_by_bytes(&texts);
-    let (t, c) = (Instant::now(), cpu_secs());
-    let tokens_2t = std::thread::scope(|s| {
-        let a = s.spawn(|| tokenize(&segmenter, &texts[..mid]));
-        let b = tokenize(&segmenter, &texts[mid..]);
-        a.join().unwrap_or(0) + b
-    });
-    let lindera_2t = t.elapsed();
-    let lindera_2t_cpu = cpu_secs() - c;
+    let (mut l1, mut l1_cpu, mut l2, mut l2_cpu) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut tokens_1t, mut tokens_2t) = (0, 0);
+    for _ in 0..repeat {
+        let (t, c) = (Instant::now(), cpu_secs());
+        tokens_1t = tokenize(&segmenter, &texts);
+        l1.push(t.elapsed());
+        l1_cpu.push(cpu_secs() - c);
+        let (t, c) = (Instant::now(), cpu_secs());
+        tokens_2t = std::thread::scope(|s| {
+            let a = s.spawn(|| tokenize(&segmenter, &texts[..mid]));
+            let b = tokenize(&segmenter, &texts[mid..]);
+            a.join().unwrap_or(0) + b
+        });
+        l2.push(t.elapsed());
+        l2_cpu.push(cpu_secs() - c);
+    }
+    let (lindera_1t, lindera_1t_cpu) = (median(&l1), median_f(&l1_cpu));
+    let (lindera_2t, lindera_2t_cpu) = (median(&l2), median_f(&l2_cpu));
 
     // Diagnostic, not a floor: the crate's own analyzer (NFKC, word scanner, lindera normal +
     // decompose, base forms) over the same texts, through the public `lexical::analyze`
     // (which allocates a fresh analyzer per text, so it slightly overstates the cost).
-    let (t, c) = (Instant::now(), cpu_secs());
-    let analyzer_tokens_1t = analyze_all(&texts);
-    let analyzer_1t = t.elapsed();
-    let analyzer_1t_cpu = cpu_secs() - c;
-    let t = Instant::now();
-    let analyzer_tokens_2t = std::thread::scope(|s| {
-        let a = s.spawn(|| analyze_all(&texts[..mid]));
-        let b = analyze_all(&texts[mid..]);
-        a.join().unwrap_or(0) + b
-    });
-    let analyzer_2t = t.elapsed();
+    let (mut a1, mut a1_cpu, mut a2) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut analyzer_tokens_1t, mut analyzer_tokens_2t) = (0, 0);
+    for _ in 0..repeat {
+        let (t, c) = (Instant::now(), cpu_secs());
+        analyzer_tokens_1t = analyze_all(&texts);
+        a1.push(t.elapsed());
+        a1_cpu.push(cpu_secs() - c);
+        let t = Instant::now();
+        analyzer_tokens_2t = std::thread::scope(|s| {
+            let a = s.spawn(|| analyze_all(&texts[..mid]));
+            let b = analyze_all(&texts[mid..]);
+            a.join().unwrap_or(0) + b
+        });
+        a2.push(t.elapsed());
+    }
+    let (analyzer_1t, analyzer_1t_cpu, analyzer_2t) = (median(&a1), median_f(&a1_cpu), median(&a2));
 
     // ---------------------------------------------------------------- (d) queries
     eprintln!("(d) queries ...");
     let queries = build_queries(&docs, &segmenter);
-    let req = |q: &str| SearchRequest {
+    let req_k = |q: &str, k: i64| SearchRequest {
         query: q.to_owned(),
         mode: Some("lexical".into()),
-        top_k: Some(TOP_K),
+        top_k: Some(k),
         include_globs: None,
         exclude_globs: None,
+        explain: None,
     };
+    let req = |q: &str| req_k(q, TOP_K);
     // The first search opens the index reader: reported on its own.
     let t = Instant::now();
     let first = engine.search(&req(&queries[0].0));
@@ -236,6 +285,18 @@ fn run() -> Res<()> {
         }
     }
     let lat = Latency::of(&mut samples);
+    // Diagnostic: the same queries with topK 1 separate the per-hit cost (snippet, stale check)
+    // from the per-query cost (analysis, BM25 over the posting lists).
+    let mut samples_k1 = Vec::with_capacity(queries.len() * passes);
+    for _ in 0..passes {
+        for (q, _) in &queries {
+            let t = Instant::now();
+            let r = engine.search(&req_k(q, 1));
+            samples_k1.push(t.elapsed());
+            black_box(r.ok());
+        }
+    }
+    let lat_k1 = Latency::of(&mut samples_k1);
     let hwm_end = proc_status_kb("VmHWM");
     let rss_end = proc_status_kb("VmRSS");
 
@@ -282,6 +343,14 @@ fn run() -> Res<()> {
             "indexed": full.indexed_files,
             "failed": full.failed_files.len(),
             "source_bytes": source_bytes,
+        },
+        "repeat": repeat,
+        "samples_seconds": {
+            "full_index": full_samples.iter().map(|d| secs(*d)).collect::<Vec<_>>(),
+            "lindera_1t": l1.iter().map(|d| secs(*d)).collect::<Vec<_>>(),
+            "lindera_2t": l2.iter().map(|d| secs(*d)).collect::<Vec<_>>(),
+            "analyzer_1t": a1.iter().map(|d| secs(*d)).collect::<Vec<_>>(),
+            "analyzer_2t": a2.iter().map(|d| secs(*d)).collect::<Vec<_>>(),
         },
         "full_index": {
             "seconds": secs(full_time),
@@ -349,6 +418,8 @@ fn run() -> Res<()> {
             "p99_ms": ms(lat.p99),
             "max_ms": ms(lat.max),
             "mean_ms": ms(lat.mean),
+            "top_k_1_p50_ms": ms(lat_k1.p50),
+            "top_k_1_p99_ms": ms(lat_k1.p99),
             "zero_results": zero_results,
             "errors": failed,
             "mean_hits": hits_total as f64 / queries.len() as f64,
@@ -441,7 +512,22 @@ fn run() -> Res<()> {
         &format!("{:.2}", ms(lat.p99) / 20.0),
     );
     row("query max (in-process)", &format!("{:.3} ms", ms(lat.max)), "", "");
+    row(
+        "  query p50 with topK 1 (diagnostic)",
+        &format!("{:.3} ms", ms(lat_k1.p50)),
+        "",
+        &format!("{:.2}", ms(lat_k1.p50) / ms(lat.p50)),
+    );
     row("queries with 0 results", &format!("{zero_results}/{}", queries.len()), "", "");
+    let list = |v: &[Duration]| v.iter().map(|d| format!("{:.2}", secs(*d))).collect::<Vec<_>>().join(" ");
+    println!(
+        "(times are medians of {repeat}; samples in s: full index [{}], lindera 1t [{}], lindera 2t [{}], analyzer 1t [{}], analyzer 2t [{}])",
+        list(&full_samples),
+        list(&l1),
+        list(&l2),
+        list(&a1),
+        list(&a2)
+    );
     println!("rows: {}  queries: {}", rows_path.display(), queries_path.display());
     let line = serde_json::to_string(&report)?;
     println!("{line}");
@@ -462,6 +548,7 @@ fn tokenize(segmenter: &Segmenter, texts: &[&str]) -> usize {
     n
 }
 
+/// The median of durations (the upper one of the middle two for an even count).
 /// Runs the crate's analyzer over every text; returns the token count.
 fn analyze_all(texts: &[&str]) -> usize {
     texts.iter().map(|t| black_box(lvs::lexical::analyze(t)).len()).sum()
@@ -488,7 +575,8 @@ fn is_japanese(c: char) -> bool {
 /// that are not useful queries (no Japanese, markup, too short or long).
 fn heading_title(text: &str) -> Option<String> {
     let line = text.lines().next()?.trim();
-    let t = line.trim_start_matches('#').trim_end_matches('#').trim();
+    let t = strip_tags(line.trim_start_matches('#').trim_end_matches('#'));
+    let t = t.trim();
     if t.contains(['<', '>', '(', ')', '{', '}', '|', '\\', '!', '&', ']', '[']) {
         return None;
     }
@@ -497,6 +585,24 @@ fn heading_title(text: &str) -> Option<String> {
     let n = t.chars().count();
     let jp = t.chars().filter(|&c| is_japanese(c)).count();
     (jp >= 2 && (4..=30).contains(&n)).then_some(t)
+}
+
+/// Removes inline HTML tags (`<a name="x"></a>Title` → `Title`, as in Microsoft Docs).
+fn strip_tags(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&rest[..i]);
+        match rest[i..].find('>') {
+            Some(j) => rest = &rest[i + j + 1..],
+            None => {
+                rest = &rest[i..];
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// 200 deterministic queries: 100 heading titles (every Nth distinct title, in path order)
@@ -555,81 +661,4 @@ fn build_queries(
     let want = QUERY_COUNT - out.len();
     out.extend(pick(&pairs, want).into_iter().map(|q| (q, "noun_pair")));
     out
-}
-
-struct Latency {
-    p50: Duration,
-    p90: Duration,
-    p99: Duration,
-    max: Duration,
-    mean: Duration,
-}
-
-impl Latency {
-    fn of(samples: &mut [Duration]) -> Latency {
-        samples.sort();
-        let n = samples.len();
-        // Nearest-rank percentile.
-        let pct = |p: f64| samples[((p * n as f64).ceil() as usize).clamp(1, n) - 1];
-        let mean = samples.iter().sum::<Duration>() / n.max(1) as u32;
-        Latency { p50: pct(0.50), p90: pct(0.90), p99: pct(0.99), max: samples[n - 1], mean }
-    }
-}
-
-/// User + system CPU time of this process so far, in seconds (`/proc/self/stat`, 100 Hz ticks).
-fn cpu_secs() -> f64 {
-    let Ok(s) = fs::read_to_string("/proc/self/stat") else { return 0.0 };
-    // Fields after the `(comm)`: state is field 3, utime 14, stime 15.
-    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
-}
-
-/// A field of `/proc/self/status` in kB (0 where unavailable).
-fn proc_status_kb(field: &str) -> u64 {
-    fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// Sum of the sizes of the regular files under `dir`.
-fn dir_size(dir: &Path) -> u64 {
-    let Ok(rd) = fs::read_dir(dir) else { return 0 };
-    rd.flatten()
-        .map(|e| match e.file_type() {
-            Ok(ft) if ft.is_dir() => dir_size(&e.path()),
-            Ok(ft) if ft.is_file() => e.metadata().map_or(0, |m| m.len()),
-            _ => 0,
-        })
-        .sum()
-}
-
-fn machine() -> Value {
-    let cpu = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
-        })
-        .unwrap_or_default();
-    let mem_kb = fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok())
-        })
-        .unwrap_or(0);
-    json!({
-        "cpu": cpu,
-        "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
-        "mem_gib": mem_kb as f64 / 1024.0 / 1024.0,
-        "loadavg": fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
-    })
 }

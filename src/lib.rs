@@ -2,7 +2,7 @@
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
 //! `error`, `text`, `workspace`, `markdown` (L0); `chunk`, `table`, `config` (L1);
-//! `store`, `lexical` (L2); `indexer` (L3); `engine` (L4); `wire` (L5); `mcp`, `cli` (L6).
+//! `store`, `lexical`, `vectors` (L2); `indexer` (L3); `engine` (L4); `wire` (L5); `mcp`, `cli` (L6).
 
 pub mod chunk;
 pub mod cli;
@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod store;
 pub mod table;
 pub mod text;
+pub mod vectors;
 pub mod wire;
 pub mod workspace;
 

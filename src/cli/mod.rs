@@ -76,7 +76,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             let result = reindex_with_progress(&engine, ReindexOptions { all, force })?;
             if json { print_json(&result) } else { print_text(&render::reindex(&result)) }
         }
-        Command::Search { query, mode, top_k, include_globs, exclude_globs, json } => {
+        Command::Search { query, mode, top_k, include_globs, exclude_globs, explain, json } => {
             if !engine.index_exists() {
                 tracing::info!("no index yet; building it first");
                 reindex_with_progress(&engine, ReindexOptions::default())?;
@@ -87,6 +87,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
                 top_k: top_k.map(|k| k as i64),
                 include_globs: (!include_globs.is_empty()).then_some(include_globs),
                 exclude_globs: (!exclude_globs.is_empty()).then_some(exclude_globs),
+                explain: explain.then_some(true),
             };
             let response = engine.search(&request)?;
             if json { print_json(&response) } else { print_text(&render::search(&response, color)) }
@@ -123,7 +124,9 @@ fn reindex_with_progress(engine: &Engine, opts: ReindexOptions) -> Result<crate:
                 bar.set_length(total);
             }
             bar.set_position(p.processed);
-            if let Some(path) = &p.current_path {
+            if let Some((done, total)) = p.embedding {
+                bar.set_message(format!("embedding {done}/{total} chunks"));
+            } else if let Some(path) = &p.current_path {
                 bar.set_message(path.clone());
             }
         }

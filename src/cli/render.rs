@@ -51,6 +51,24 @@ pub fn search(r: &SearchResponse, color: bool) -> String {
         let snippet: String = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
         let _ = writeln!(out, "    {}", highlight(&snippet, color));
         let _ = writeln!(out, "    read: {} {}", hit.read_hint.path, hit.read_hint.pointer);
+        if let Some(e) = &hit.explain {
+            let rank = |r: Option<u32>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
+            let _ = write!(
+                out,
+                "    explain: {} score {:.5}  lexical rank {}  vector rank {}",
+                hit.search_mode,
+                e.fused_score,
+                rank(e.lexical_rank),
+                rank(e.vector_rank)
+            );
+            if let Some(d) = e.vector_distance {
+                let _ = write!(out, " (distance {d:.4})");
+            }
+            if let Some(k) = e.rrf_k {
+                let _ = write!(out, "  rrfK {k}");
+            }
+            out.push('\n');
+        }
     }
     out
 }
@@ -68,6 +86,17 @@ pub fn status(s: &StatusResponse) -> String {
         s.project.last_indexed_at_utc.as_deref().unwrap_or("never")
     );
     let _ = writeln!(out, "mode:        {} (embeddings: {})", s.index_mode, s.embedding_provider);
+    if let Some(v) = &s.vectors {
+        let _ =
+            writeln!(out, "vectors:     {} built, {} pending ({})", v.vectors, v.pending, s.embedding_model);
+        if let Some(e) = &v.last_error {
+            let _ = writeln!(out, "last error:  {e}");
+        }
+        if !v.compatibility.is_compatible {
+            let _ =
+                writeln!(out, "vectors compatible: no — run `reindex --force` to rebuild the vectors only");
+        }
+    }
     if !s.compatibility.is_compatible {
         let _ = writeln!(out, "compatible:  no — run `reindex --force`");
         for p in &s.compatibility.problems {

@@ -128,6 +128,9 @@ pub enum CliCommand {
         /// Leave out documents matching this glob; repeatable.
         #[arg(long, value_name = "GLOB", allow_hyphen_values = true)]
         exclude_glob: Vec<String>,
+        /// Show each hit's lexical rank, vector rank and fused score.
+        #[arg(long)]
+        explain: bool,
         /// Print the kb_search result as JSON.
         #[arg(long)]
         json: bool,
@@ -191,6 +194,8 @@ pub enum Command {
         include_globs: Vec<String>,
         /// `--exclude-glob`…
         exclude_globs: Vec<String>,
+        /// `--explain`: ranks and fused score per hit.
+        explain: bool,
         /// `--json`: print the `kb_search` structured result.
         json: bool,
     },
@@ -383,13 +388,14 @@ impl Cli {
             None => Command::Serve { http: None },
             Some(CliCommand::Serve { http }) => Command::Serve { http: value("--http", http)? },
             Some(CliCommand::Reindex { all, json }) => Command::Reindex { force: g.force, all, json },
-            Some(CliCommand::Search { query, mode, top_k, include_glob, exclude_glob, json }) => {
+            Some(CliCommand::Search { query, mode, top_k, include_glob, exclude_glob, explain, json }) => {
                 Command::Search {
                     query,
                     mode: search_mode("--mode", mode)?,
                     top_k: value("--top-k", top_k)?.map(|v| positive_count("--top-k", &v)).transpose()?,
                     include_globs: list("--include-glob", include_glob)?.unwrap_or_default(),
                     exclude_globs: list("--exclude-glob", exclude_glob)?.unwrap_or_default(),
+                    explain,
                     json,
                 }
             }

@@ -601,6 +601,7 @@ fn subcommands_with_global_flags_before_and_after() {
             top_k: Some(5),
             include_globs: vec![],
             exclude_globs: vec![],
+            explain: false,
             json: false
         }
     );
@@ -627,6 +628,7 @@ fn subcommands_with_global_flags_before_and_after() {
             top_k: None,
             include_globs: vec!["a/**".into(), "b/**".into()],
             exclude_globs: vec!["c/**".into()],
+            explain: false,
             json: true
         }
     );

@@ -10,13 +10,13 @@
 //! - No absolute path appears in an error message (status fields report the index location).
 
 mod mutate;
+mod search;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
-use crate::config::{Config, EmbeddingProvider, Loaded, SearchMode};
+use crate::config::{Config, EmbeddingConfig, EmbeddingProvider, Loaded};
 use crate::error::{Error, ErrorCode, Result};
 use crate::indexer::{
     FileWatcher, IndexLayout, Indexer, Progress, ReindexOptions, SCHEMA_VERSION, Snapshot, Synchronizer,
@@ -28,9 +28,8 @@ use crate::table::Table;
 use crate::text::rfc3339_utc;
 use crate::wire::{
     Compatibility, IndexingStatus, ListFilesRequest, ListFilesResponse, ListedFile, MarkdownSlice,
-    OutlineNode, OutlineRequest, OutlineResponse, ProjectStatus, ReadHint, ReadRequest, ReindexResult,
-    SearchHit, SearchRequest, SearchResponse, SliceElement, StatusResponse, SynchronizationStatus,
-    TableColumn, TableProjection, TableRow,
+    OutlineNode, OutlineRequest, OutlineResponse, ProjectStatus, ReadRequest, ReindexResult, SliceElement,
+    StatusResponse, SynchronizationStatus, TableColumn, TableProjection, TableRow, VectorStatus,
 };
 use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
 
@@ -44,6 +43,10 @@ pub struct Engine {
     core: Arc<Core>,
     sync: Arc<Synchronizer>,
     watcher: Mutex<Option<FileWatcher>>,
+    /// The query-time embedding client (embeddings on; created on first semantic search).
+    embedder: Mutex<Option<Arc<crate::vectors::Embedder>>>,
+    /// The search-side view of `vectors.usearch`.
+    vectors: Mutex<Option<search::VectorReader>>,
 }
 
 /// What both the engine and the background synchronizer use.
@@ -52,6 +55,8 @@ struct Core {
     filter: GlobFilter,
     chunk_options: ChunkOptions,
     layout: IndexLayout,
+    /// The embedding settings when embeddings are on (the writer keeps vectors up to date).
+    embedding: Option<EmbeddingConfig>,
     reader: Mutex<Option<LexicalIndex>>,
     /// The writer, kept open while edits keep coming (released when the synchronizer idles),
     /// so a burst of edits does not pay for opening the stores and joining tantivy's threads.
@@ -75,6 +80,7 @@ impl Core {
                     self.filter.clone(),
                     self.chunk_options,
                     &self.layout,
+                    self.embedding.as_ref(),
                 ) {
                     Err(e)
                         if e.code == ErrorCode::IndexNotReady
@@ -96,6 +102,19 @@ impl Core {
             *guard = None;
         }
         outcome
+    }
+
+    /// Embeds the vectors edits left pending, if the writer is open (after edits).
+    fn catch_up_vectors(&self) {
+        if self.embedding.is_none() {
+            return;
+        }
+        let Ok(mut guard) = self.writer.lock() else { return };
+        if let Some(ix) = guard.as_mut()
+            && let Err(e) = ix.catch_up_vectors()
+        {
+            tracing::warn!("could not update the vectors after an edit: {}", e.message);
+        }
     }
 
     /// Closes the writer so other processes can write (and tantivy finishes its merges).
@@ -145,6 +164,7 @@ impl Engine {
             filter,
             chunk_options,
             layout,
+            embedding: config.embedding.is_enabled().then(|| config.embedding.clone()),
             reader: Mutex::new(None),
             writer: Mutex::new(None),
         });
@@ -152,9 +172,22 @@ impl Engine {
         let idle_core = Arc::clone(&core);
         let sync = Arc::new(Synchronizer::start(
             Box::new(move |paths: &[RelPath]| worker_core.reconcile(paths)),
-            Box::new(move || idle_core.release_indexer()),
+            Box::new(move |shutdown: bool| {
+                if !shutdown {
+                    idle_core.catch_up_vectors();
+                }
+                idle_core.release_indexer();
+            }),
         ));
-        Ok(Engine { config, warnings, core, sync, watcher: Mutex::new(None) })
+        Ok(Engine {
+            config,
+            warnings,
+            core,
+            sync,
+            watcher: Mutex::new(None),
+            embedder: Mutex::new(None),
+            vectors: Mutex::new(None),
+        })
     }
 
     /// The resolved configuration.
@@ -308,98 +341,6 @@ impl Engine {
         }
     }
 
-    /// `kb_search`.
-    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
-        let query = req.query.trim();
-        if query.is_empty() {
-            return Err(Error::invalid_argument("query must not be empty."));
-        }
-        let top_k = match req.top_k {
-            Some(k) if k <= 0 => return Err(Error::invalid_argument("topK must be greater than zero.")),
-            Some(k) => k.min(MAX_TOP_K) as usize,
-            None => self.config.search.max_results.clamp(1, MAX_TOP_K as usize),
-        };
-        let scope = if req.include_globs.is_some() || req.exclude_globs.is_some() {
-            let include = req.include_globs.clone().unwrap_or_default();
-            let exclude = req.exclude_globs.clone().unwrap_or_default();
-            Some(GlobFilter::new(&include, &exclude)?)
-        } else {
-            None
-        };
-        let mode = match req.mode.as_deref() {
-            None => self.config.search.default_mode,
-            Some(m) => SearchMode::parse(m).ok_or_else(|| {
-                Error::invalid_argument(format!("mode '{m}' is not valid; use lexical, semantic or hybrid."))
-            })?,
-        };
-        let mut warning = None;
-        match (mode, self.config.embedding.provider) {
-            (SearchMode::Lexical, _) => {}
-            (SearchMode::Semantic, EmbeddingProvider::None) => {
-                return Err(Error::index_not_ready(
-                    "Semantic search is disabled (embedding.provider: none); use mode lexical or hybrid, or configure an embedding endpoint.",
-                ));
-            }
-            (SearchMode::Semantic, _) => {
-                return Err(Error::index_not_ready(
-                    "Semantic search is unavailable: this build has no vector index yet; use lexical mode.",
-                ));
-            }
-            (SearchMode::Hybrid, EmbeddingProvider::None) => {
-                warning = Some(
-                    "Semantic search is disabled (embedding.provider: none). Executed lexical search only."
-                        .to_owned(),
-                );
-            }
-            (SearchMode::Hybrid, _) => {
-                warning = Some(
-                    "Semantic search is unavailable: this build has no vector index yet. Falling back to lexical search."
-                        .to_owned(),
-                );
-            }
-        }
-        if Snapshot::read(&self.core.layout).is_none_or(|s| s.chunks == 0) {
-            return Err(Error::index_not_ready(
-                "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).",
-            ));
-        }
-        let filter = scope.as_ref().map(|g| move |p: &str| g.matches(p));
-        let hits = self.with_reader(|index| {
-            index.search(query, top_k, filter.as_ref().map(|f| f as &(dyn Fn(&str) -> bool + Sync)))
-        })?;
-        let mut current: BTreeMap<String, Option<String>> = BTreeMap::new();
-        let results = hits
-            .into_iter()
-            .enumerate()
-            .map(|(rank, h)| {
-                let now = current.entry(h.path.clone()).or_insert_with(|| self.current_hash(&h.path)).clone();
-                SearchHit {
-                    full_pointer: format!("{}::{}", h.path, h.anchor),
-                    read_hint: ReadHint {
-                        path: h.path.clone(),
-                        pointer: h.anchor.clone(),
-                        max_elements: 20,
-                        max_bytes: 12_000,
-                    },
-                    score: 1.0 / (rank as f64 + 1.0),
-                    search_mode: "lexical".to_owned(),
-                    heading_path: Some(h.heading_path).filter(|s| !s.is_empty()),
-                    snippet: h.snippet,
-                    stale: now.as_deref() != Some(h.source_hash.as_str()),
-                    indexed_source_hash: h.source_hash,
-                    pointer: h.anchor,
-                    path: h.path,
-                }
-            })
-            .collect();
-        Ok(SearchResponse { results, warning })
-    }
-
-    fn current_hash(&self, path: &str) -> Option<String> {
-        let rel = self.core.workspace.rel_path(path, PathContext::Markdown).ok()?;
-        self.core.workspace.read_markdown(&rel).ok().map(|s| s.source_hash)
-    }
-
     /// `kb_status`; `indexing` and `synchronization` come from the caller (the server's
     /// coordinator), so the CLI passes defaults.
     pub fn status(&self, indexing: IndexingStatus, synchronization: SynchronizationStatus) -> StatusResponse {
@@ -431,6 +372,36 @@ impl Engine {
             embedding_provider: embedding.provider.as_str().to_owned(),
             compatibility: compat,
             warnings: self.warnings.clone(),
+            vectors: enabled.then(|| self.vector_status(snapshot.as_ref())),
+        }
+    }
+
+    fn vector_status(&self, snapshot: Option<&Snapshot>) -> VectorStatus {
+        let current = crate::vectors::vector_manifest(
+            &self.config.embedding,
+            self.config.chunking.include_heading_context,
+        );
+        let chunks = snapshot.map_or(0, |s| s.chunks);
+        match snapshot.and_then(|s| s.vectors.as_ref()) {
+            Some(v) => VectorStatus {
+                vectors: v.vectors,
+                pending: v.pending,
+                last_error: v.last_error.clone(),
+                last_error_at_utc: v.last_error_at_utc.clone(),
+                compatibility: if v.manifest.is_empty() {
+                    Compatibility { is_compatible: true, problems: Vec::new() }
+                } else {
+                    compatibility(&v.manifest, &current)
+                },
+            },
+            // Built in lexical mode so far: every chunk waits for its vector.
+            None => VectorStatus {
+                vectors: 0,
+                pending: chunks,
+                last_error: None,
+                last_error_at_utc: None,
+                compatibility: Compatibility { is_compatible: true, problems: Vec::new() },
+            },
         }
     }
 }

@@ -34,6 +34,10 @@ impl IndexLayout {
     pub fn lock_path(&self) -> PathBuf {
         self.dir.join("LOCK")
     }
+    /// The vector index (only with embeddings on).
+    pub fn vector_path(&self) -> PathBuf {
+        self.dir.join(crate::vectors::VECTOR_FILE)
+    }
     /// The status snapshot written after every commit.
     pub fn snapshot_path(&self) -> PathBuf {
         self.dir.join("status.json")
@@ -84,6 +88,9 @@ pub struct Snapshot {
     pub last_indexed_at_utc: String,
     /// The stored manifest.
     pub manifest: BTreeMap<String, String>,
+    /// Vector state (absent in lexical mode).
+    #[serde(default)]
+    pub vectors: Option<super::VectorState>,
 }
 
 impl Snapshot {

@@ -17,6 +17,7 @@
 
 mod layout;
 mod sync;
+mod vectors;
 mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,9 +26,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use layout::{IndexLayout, Snapshot, WriterLock};
 pub use sync::{ReconcileFn, Synchronizer, WATCHER_PATH};
+pub use vectors::VectorState;
+use vectors::VectorSync;
 pub use watch::{FileWatcher, QUIET_PERIOD, watch};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk, embedding_text_hash};
+use crate::config::EmbeddingConfig;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter};
 use crate::markdown::Document;
@@ -56,6 +60,8 @@ pub struct Progress {
     pub current_path: Option<String>,
     /// The index is being rebuilt from scratch.
     pub destructive: bool,
+    /// Vector catch-up after the lexical commit: `(embedded, to embed)` chunks.
+    pub embedding: Option<(u64, u64)>,
 }
 
 /// What to reindex.
@@ -94,7 +100,7 @@ pub fn compatibility(stored: &BTreeMap<String, String>, current: &BTreeMap<Strin
     Compatibility { is_compatible: problems.is_empty(), problems }
 }
 
-fn incompatible_message(c: &Compatibility) -> String {
+pub(crate) fn incompatible_message(c: &Compatibility) -> String {
     let mut msg = "Index is incompatible with current configuration:".to_owned();
     for p in &c.problems {
         msg.push_str("\n- ");
@@ -118,22 +124,32 @@ pub struct Indexer {
     writer: LexicalWriter,
     generation: u64,
     layout: IndexLayout,
+    vectors: Option<VectorSync>,
     _lock: WriterLock,
 }
 
 impl Indexer {
-    /// Takes the writer lock, opens both stores and repairs an interrupted commit.
+    /// Takes the writer lock, opens both stores and repairs an interrupted commit. With
+    /// `embedding` (embeddings on), vectors are kept up to date after every commit.
     pub fn open(
         workspace: Arc<Workspace>,
         filter: GlobFilter,
         options: ChunkOptions,
         layout: &IndexLayout,
+        embedding: Option<&EmbeddingConfig>,
     ) -> Result<Self> {
         let lock = WriterLock::acquire(layout)?;
+        let vectors =
+            embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout)).transpose()?;
         let store = Store::open(&layout.store_path())?;
         let lexical = LexicalIndex::open_or_create(&layout.lexical_dir())?;
         let writer = lexical.writer(WRITER_HEAP_BYTES)?;
         let generation = store.generation()?;
+        let mut vectors = vectors;
+        if let Some(v) = vectors.as_mut() {
+            let previous = Snapshot::read(layout).and_then(|s| s.vectors);
+            v.init_state(&store, previous.as_ref())?;
+        }
         let mut indexer = Indexer {
             workspace,
             filter,
@@ -143,6 +159,7 @@ impl Indexer {
             writer,
             generation,
             layout: layout.clone(),
+            vectors,
             _lock: lock,
         };
         indexer.repair()?;
@@ -202,6 +219,7 @@ impl Indexer {
             chunks,
             last_indexed_at_utc: rfc3339_utc(SystemTime::now()),
             manifest: self.store.manifest()?,
+            vectors: self.vectors.as_ref().map(|v| v.state().clone()),
         };
         snapshot.write(&self.layout)
     }
@@ -280,13 +298,34 @@ impl Indexer {
         self.commit(batch)?;
         state.current_path = None;
         progress(&state);
+        let mut warnings = Vec::new();
         if !result.failed_files.is_empty() {
-            result.warning = Some(format!(
+            warnings.push(format!(
                 "{} file(s) could not be indexed; see failedFiles, fix or exclude them.",
                 result.failed_files.len()
             ));
         }
+        let mut on_embed = |done: u64, total: u64| {
+            state.embedding = Some((done, total));
+            progress(&state);
+        };
+        warnings.extend(self.sync_vectors(opts.force, false, &mut on_embed)?);
+        result.warning = (!warnings.is_empty()).then(|| warnings.join(" "));
         Ok(result)
+    }
+
+    /// Catches the vectors up with the last commit (no-op in lexical mode) and refreshes the
+    /// status snapshot. Embedding failures are a warning, never an error: lexical is committed.
+    fn sync_vectors(
+        &mut self,
+        force: bool,
+        edit: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Option<String>> {
+        let Some(vectors) = self.vectors.as_mut() else { return Ok(None) };
+        let warning = vectors.sync(&self.store, force, edit, progress)?;
+        self.write_snapshot()?;
+        Ok(warning)
     }
 
     /// Brings the given paths up to date (after a mutation or a watched change). Missing files
@@ -302,7 +341,7 @@ impl Indexer {
         if self.store.manifest()?.is_empty() {
             batch.set_manifest(&lexical_manifest(&self.options))?;
         }
-        let mut changed = 0;
+        let (mut changed, mut written) = (0, 0);
         for path in paths {
             let stored = self.store.document(path.as_str())?;
             let included = self.filter.matches(path.as_str());
@@ -320,18 +359,30 @@ impl Indexer {
                         changed += 1;
                     }
                 }
-                Some(entry) => {
-                    if !matches!(
-                        self.index_file(&mut batch, &entry, stored.as_ref(), false)?,
-                        FileOutcome::Skipped
-                    ) {
+                Some(entry) => match self.index_file(&mut batch, &entry, stored.as_ref(), false)? {
+                    FileOutcome::Skipped => {}
+                    FileOutcome::Indexed(chunks) => {
                         changed += 1;
+                        written += chunks;
                     }
-                }
+                    FileOutcome::Failed(_) => changed += 1,
+                },
             }
+        }
+        if let Some(v) = self.vectors.as_mut() {
+            v.add_pending(written);
         }
         self.commit(batch)?;
         Ok(changed)
+    }
+
+    /// Embeds what edits left pending (the synchronizer calls this when edits pause, so an
+    /// edit is searchable lexically without waiting for the embedding endpoint).
+    pub fn catch_up_vectors(&mut self) -> Result<()> {
+        if let Some(w) = self.sync_vectors(false, true, &mut |_, _| {})? {
+            tracing::warn!("{w}");
+        }
+        Ok(())
     }
 
     fn index_file(

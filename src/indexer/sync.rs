@@ -22,6 +22,9 @@ pub const IDLE_AFTER: Duration = Duration::from_secs(1);
 /// Reconciles a batch of paths (the indexer under the writer lock).
 pub type ReconcileFn = dyn Fn(&[RelPath]) -> Result<()> + Send + Sync;
 
+/// Runs when edits pause (`false`) or at shutdown (`true`).
+pub type IdleFn = dyn Fn(bool) + Send + Sync;
+
 #[derive(Default)]
 struct State {
     next_generation: u64,
@@ -49,9 +52,10 @@ pub struct Synchronizer {
 }
 
 impl Synchronizer {
-    /// Starts the worker thread. `on_idle` runs when no work has arrived for [`IDLE_AFTER`]
-    /// after a batch (the engine closes its writer then).
-    pub fn start(reconcile: Box<ReconcileFn>, on_idle: Box<dyn Fn() + Send + Sync>) -> Synchronizer {
+    /// Starts the worker thread. `on_idle(false)` runs when no work has arrived for
+    /// [`IDLE_AFTER`] after a batch (the engine embeds pending vectors and closes its writer
+    /// then); `on_idle(true)` runs once at shutdown.
+    pub fn start(reconcile: Box<ReconcileFn>, on_idle: Box<IdleFn>) -> Synchronizer {
         let shared = Arc::new(Shared { state: Mutex::new(State::default()), changed: Condvar::new() });
         let worker_shared = Arc::clone(&shared);
         let worker = std::thread::Builder::new()
@@ -135,7 +139,7 @@ impl Drop for Synchronizer {
     }
 }
 
-fn worker(shared: &Shared, reconcile: &ReconcileFn, on_idle: &(dyn Fn() + Send + Sync)) {
+fn worker(shared: &Shared, reconcile: &ReconcileFn, on_idle: &IdleFn) {
     let mut busy = false;
     loop {
         let batch: Vec<(String, u64)> = {
@@ -149,7 +153,7 @@ fn worker(shared: &Shared, reconcile: &ReconcileFn, on_idle: &(dyn Fn() + Send +
                     s = next;
                     if timeout.timed_out() && s.queue.is_empty() {
                         drop(s);
-                        on_idle();
+                        on_idle(false);
                         busy = false;
                         s = lock(shared);
                     }
@@ -159,7 +163,7 @@ fn worker(shared: &Shared, reconcile: &ReconcileFn, on_idle: &(dyn Fn() + Send +
             }
             if s.shutdown {
                 drop(s);
-                on_idle();
+                on_idle(true);
                 return;
             }
             busy = true;

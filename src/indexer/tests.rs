@@ -26,7 +26,8 @@ fn search_paths(layout: &IndexLayout, q: &str) -> Vec<String> {
 fn an_interrupted_commit_is_replayed_on_open() {
     let (_dir, ws, layout) = workspace(&[("a.md", "# 見出し\n\n京都の話。\n")]);
     {
-        let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
+        let mut ix =
+            Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
         ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     }
     // Simulate a crash after the store committed generation g+1 but before the lexical index did.
@@ -58,7 +59,7 @@ fn an_interrupted_commit_is_replayed_on_open() {
         batch.commit(g + 1).unwrap();
     }
     assert!(search_paths(&layout, "大阪").is_empty(), "the lexical index lags behind");
-    let ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
+    let ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
     drop(ix);
     assert_eq!(search_paths(&layout, "大阪"), ["b.md"]);
     assert_eq!(search_paths(&layout, "京都"), ["a.md"]);
@@ -68,22 +69,23 @@ fn an_interrupted_commit_is_replayed_on_open() {
 fn a_lexical_index_far_behind_is_rebuilt_from_the_store() {
     let (_dir, ws, layout) = workspace(&[("a.md", "京都の話。\n"), ("b.md", "奈良の話。\n")]);
     {
-        let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
+        let mut ix =
+            Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
         ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     }
     std::fs::remove_dir_all(layout.lexical_dir()).unwrap();
-    drop(Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap());
+    drop(Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap());
     assert_eq!(search_paths(&layout, "奈良"), ["b.md"]);
 }
 
 #[test]
 fn incompatible_settings_need_force_and_keep_data_until_then() {
     let (_dir, ws, layout) = workspace(&[("a.md", "# A\n\none\n\ntwo\n")]);
-    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
     ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     drop(ix);
     let changed = ChunkOptions { max_elements: 1, ..ChunkOptions::default() };
-    let mut ix = Indexer::open(Arc::clone(&ws), filter(), changed, &layout).unwrap();
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), changed, &layout, None).unwrap();
     let err = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap_err();
     assert!(err.message.starts_with("Index is incompatible with current configuration:\n- chunking_max_elements: indexed '20', current '1'"), "{}", err.message);
     assert!(err.message.contains("force"));
@@ -100,8 +102,8 @@ fn incompatible_settings_need_force_and_keep_data_until_then() {
 #[test]
 fn one_writer_at_a_time_with_a_clear_message() {
     let (_dir, ws, layout) = workspace(&[("a.md", "x\n")]);
-    let _first = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
-    let err = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).err().unwrap();
+    let _first = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    let err = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).err().unwrap();
     assert!(err.message.contains("Another local-vector-search-mcp process is writing"), "{}", err.message);
 }
 
@@ -109,7 +111,7 @@ fn one_writer_at_a_time_with_a_clear_message() {
 fn unreadable_files_are_reported_not_fatal_and_reconcile_follows_edits() {
     let (dir, ws, layout) = workspace(&[("ok.md", "京都\n")]);
     std::fs::write(dir.path().join("bad.md"), b"\xff\xfe binary \x00").unwrap();
-    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout).unwrap();
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
     let r = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     assert_eq!((r.indexed_files, r.failed_files.len()), (1, 1));
     assert!(r.failed_files[0].starts_with("bad.md: "), "{:?}", r.failed_files);

@@ -286,6 +286,66 @@ impl LexicalIndex {
         ids.sort_unstable();
         Ok(ids)
     }
+
+    /// Chunk ids whose path `filter` accepts (the vector side's search scope), ascending.
+    pub fn chunk_ids_in_scope(&self, filter: &ScopeFilter<'_>) -> Result<Vec<u64>> {
+        let searcher = self.reader.searcher();
+        self.paths.retain(&searcher);
+        let mut out = Vec::new();
+        for reader in searcher.segment_readers() {
+            let Some(paths) = self.paths.get(reader)? else { continue };
+            let ids = reader.fast_fields().u64(F_CHUNK_ID).map_err(|e| map_err("Listing chunk ids", e))?;
+            let accepted: Vec<bool> = paths.names.iter().map(|n| filter(n)).collect();
+            let alive = reader.alive_bitset();
+            for doc in 0..reader.max_doc() {
+                if alive.is_some_and(|a| a.is_deleted(doc)) {
+                    continue;
+                }
+                let in_scope = paths
+                    .ords
+                    .values_for_doc(doc)
+                    .any(|o| usize::try_from(o).ok().and_then(|o| accepted.get(o)).copied().unwrap_or(false));
+                if in_scope && let Some(id) = ids.first(doc) {
+                    out.push(id);
+                }
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The hits for chunk ids found elsewhere (the vector side), in the given order; ids the
+    /// lexical index does not hold are `None`. Snippets highlight `query`'s words when the
+    /// chunk has them, otherwise they show the chunk's beginning.
+    pub fn fetch(&self, ids: &[u64], query: &str) -> Result<Vec<Option<LexicalHit>>> {
+        let searcher = self.reader.searcher();
+        let plan = with_analyzer(|a| plan(query, a));
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let term =
+                TermQuery::new(Term::from_field_u64(self.fields.chunk_id, id), IndexRecordOption::Basic);
+            let found = searcher
+                .search(&term, &tantivy::collector::DocSetCollector)
+                .map_err(|e| map_err("Reading a vector hit", e))?;
+            let Some(addr) = found.into_iter().next() else {
+                out.push(None);
+                continue;
+            };
+            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| map_err("Reading a vector hit", e))?;
+            let get = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default();
+            let snippet = with_analyzer(|a| snippet(get(self.fields.text), &plan.terms, a));
+            out.push(Some(LexicalHit {
+                chunk_id: id,
+                path: get(self.fields.path).to_string(),
+                heading_path: get(self.fields.heading_path).to_string(),
+                anchor: get(self.fields.anchor).to_string(),
+                source_hash: get(self.fields.source_hash).to_string(),
+                score: 0.0,
+                snippet,
+            }));
+        }
+        Ok(out)
+    }
 }
 
 fn collect_chunk_ids(searcher: &tantivy::Searcher, query: &dyn Query, out: &mut Vec<u64>) -> Result<()> {

@@ -266,8 +266,15 @@ fn request<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T> {
             "{tool}: unknown argument '{extra}'; only 'request' is accepted."
         )));
     }
-    serde_json::from_value(inner)
-        .map_err(|e| Error::invalid_argument(format!("{tool}: invalid request: {e}.")))
+    serde_path_to_error::deserialize(inner).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path.is_empty() || path == "." {
+            Error::invalid_argument(format!("{tool}: invalid request: {inner}."))
+        } else {
+            Error::invalid_argument(format!("{tool}: invalid request.{path}: {inner}."))
+        }
+    })
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Result<Value> {

@@ -15,14 +15,14 @@
 mod records;
 mod tables;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
 
 pub use records::{ChunkRecord, DocumentRecord, ElementRecord, RECORD_VERSION};
 use records::{decode, encode};
-use tables::{CHUNKS, DOCUMENTS, ELEMENTS, LAST_BATCH, MANIFEST, META};
+use tables::{CHUNKS, DOCUMENTS, ELEMENTS, LAST_BATCH, MANIFEST, META, VECTOR_MANIFEST, VECTORS};
 
 use crate::error::{Error, Result};
 
@@ -56,6 +56,8 @@ impl Store {
             txn.open_table(MANIFEST).map_err(db_err)?;
             txn.open_table(META).map_err(db_err)?;
             txn.open_table(LAST_BATCH).map_err(db_err)?;
+            txn.open_table(VECTORS).map_err(db_err)?;
+            txn.open_table(VECTOR_MANIFEST).map_err(db_err)?;
         }
         txn.commit().map_err(db_err)?;
         Ok(store)
@@ -133,6 +135,65 @@ impl Store {
             out.push(row.map_err(db_err)?.0.value().to_owned());
         }
         Ok(out)
+    }
+
+    /// Chunk ids that have a stored vector → their embedding-text hash.
+    pub fn vector_keys(&self) -> Result<HashMap<u64, String>> {
+        let txn = self.db.begin_read().map_err(db_err)?;
+        let t = txn.open_table(VECTORS).map_err(db_err)?;
+        let mut out = HashMap::with_capacity(usize::try_from(t.len().map_err(db_err)?).unwrap_or(0));
+        for row in t.iter().map_err(db_err)? {
+            let (k, v) = row.map_err(db_err)?;
+            out.insert(k.value(), v.value().to_owned());
+        }
+        Ok(out)
+    }
+
+    /// How many chunks have a stored vector.
+    pub fn vector_count(&self) -> Result<u64> {
+        let txn = self.db.begin_read().map_err(db_err)?;
+        txn.open_table(VECTORS).map_err(db_err)?.len().map_err(db_err)
+    }
+
+    /// The manifest of the stored vectors (empty when none were built).
+    pub fn vector_manifest(&self) -> Result<BTreeMap<String, String>> {
+        let txn = self.db.begin_read().map_err(db_err)?;
+        let t = txn.open_table(VECTOR_MANIFEST).map_err(db_err)?;
+        let mut out = BTreeMap::new();
+        for row in t.iter().map_err(db_err)? {
+            let (k, v) = row.map_err(db_err)?;
+            out.insert(k.value().to_owned(), v.value().to_owned());
+        }
+        Ok(out)
+    }
+
+    /// Records vectors added and removed (after `vectors.usearch` was saved with them), in one
+    /// transaction. `reset` first forgets every vector and installs `manifest`.
+    pub fn update_vectors(
+        &self,
+        reset: Option<&BTreeMap<String, String>>,
+        added: &[(u64, String)],
+        removed: &[u64],
+    ) -> Result<()> {
+        let txn = self.db.begin_write().map_err(db_err)?;
+        {
+            let mut t = txn.open_table(VECTORS).map_err(db_err)?;
+            if let Some(manifest) = reset {
+                t.retain(|_, _| false).map_err(db_err)?;
+                let mut m = txn.open_table(VECTOR_MANIFEST).map_err(db_err)?;
+                m.retain(|_, _| false).map_err(db_err)?;
+                for (k, v) in manifest {
+                    m.insert(k.as_str(), v.as_str()).map_err(db_err)?;
+                }
+            }
+            for id in removed {
+                t.remove(*id).map_err(db_err)?;
+            }
+            for (id, hash) in added {
+                t.insert(*id, hash.as_str()).map_err(db_err)?;
+            }
+        }
+        txn.commit().map_err(db_err)
     }
 
     /// Starts a batch (one write transaction).

@@ -16,3 +16,7 @@ pub const MANIFEST: TableDefinition<'_, &str, &str> = TableDefinition::new("mani
 pub const META: TableDefinition<'_, &str, u64> = TableDefinition::new("meta");
 /// Paths written by the batch of the current generation (for repair after a crash).
 pub const LAST_BATCH: TableDefinition<'_, &str, u64> = TableDefinition::new("last_batch");
+/// Chunk ids that have a vector in `vectors.usearch` → the embedding-text hash it was made from.
+pub const VECTORS: TableDefinition<'_, u64, &str> = TableDefinition::new("vectors");
+/// What the stored vectors were built with (model, dimensions, embedding-text version, …).
+pub const VECTOR_MANIFEST: TableDefinition<'_, &str, &str> = TableDefinition::new("vector_manifest");

@@ -188,6 +188,25 @@ pub struct SearchRequest {
     /// Leave out files matching any of these globs, e.g. `["drafts/**"]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_globs: Option<Vec<String>>,
+    /// Add an `explain` object to every hit: its lexical rank, vector rank and fused score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<bool>,
+}
+
+/// Why a hit ranks where it does (`explain: true`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchExplain {
+    /// 1-based rank in the lexical (BM25) candidates, if it was among them.
+    pub lexical_rank: Option<u32>,
+    /// 1-based rank in the vector candidates, if it was among them.
+    pub vector_rank: Option<u32>,
+    /// Cosine distance to the query (0 = same direction), if it was a vector candidate.
+    pub vector_distance: Option<f32>,
+    /// The RRF constant k used for fusion (hybrid only).
+    pub rrf_k: Option<u32>,
+    /// The final score: `Σ 1/(k + rank)` in hybrid mode, `1/rank` otherwise.
+    pub fused_score: f64,
 }
 
 /// Arguments for reading a hit in full.
@@ -228,6 +247,9 @@ pub struct SearchHit {
     pub indexed_source_hash: String,
     /// True when the file changed since it was indexed (read it for the current text).
     pub stale: bool,
+    /// Present when the request asked for `explain`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<SearchExplain>,
 }
 
 /// `kb_search` result.
@@ -403,6 +425,26 @@ pub struct StatusResponse {
     pub compatibility: Compatibility,
     /// Configuration warnings (unknown keys, a `.db` storage path, …).
     pub warnings: Vec<String>,
+    /// Vector index state (absent in lexical mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<VectorStatus>,
+}
+
+/// The vector index in `kb_status`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VectorStatus {
+    /// Chunks that have a vector.
+    pub vectors: u64,
+    /// Chunks still waiting for one (endpoint down or slow); they catch up on the next
+    /// reindex or edit.
+    pub pending: u64,
+    /// The last embedding failure, until a catch-up succeeds.
+    pub last_error: Option<String>,
+    /// When that failure happened (UTC).
+    pub last_error_at_utc: Option<String>,
+    /// Whether the stored vectors match the configured model, dimensions and embedding text.
+    pub compatibility: Compatibility,
 }
 
 /// One `kb_patch` operation.

@@ -2,6 +2,9 @@
 
 mod cli;
 mod corpus;
+#[path = "../fake_embed/mod.rs"]
+mod fake_embed;
 mod mcp;
 mod schema;
 mod support;
+mod vectors;

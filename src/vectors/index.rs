@@ -1,0 +1,222 @@
+//! The usearch HNSW index: one vector per chunk id, cosine distance, stored as f16.
+//!
+//! - Metric: cosine (`1 - cos θ`), so unnormalised vectors rank like normalised ones; for
+//!   bge-m3 (normalised) that is the same order as L2 (`contract.md` §8.3).
+//! - Scalars are stored as IEEE f16: half the memory of f32 and no measurable change in rank
+//!   order for unit vectors (`docs/design/vectors.md`).
+//! - Saving writes a temporary file and renames it, so a reader that mapped the old file keeps a
+//!   consistent view and a crash never leaves half a file.
+
+use std::path::{Path, PathBuf};
+
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use crate::error::{Error, Result};
+
+/// Below this many in-scope vectors a scoped search compares them all (exact and cheap).
+const EXACT_SCOPE_LIMIT: usize = 4_096;
+
+fn vec_err(doing: &str, e: impl std::fmt::Display) -> Error {
+    Error::internal(format!(
+        "{doing} failed: {e}. If this repeats, delete vectors.usearch in the index directory and reindex."
+    ))
+}
+
+/// An open vector index.
+pub struct VectorIndex {
+    index: Index,
+    dims: usize,
+}
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex").field("dims", &self.dims).field("len", &self.len()).finish()
+    }
+}
+
+fn options(dims: usize) -> IndexOptions {
+    IndexOptions {
+        dimensions: dims,
+        metric: MetricKind::Cos,
+        quantization: ScalarKind::F16,
+        connectivity: 0,
+        expansion_add: 0,
+        expansion_search: 0,
+        multi: false,
+    }
+}
+
+impl VectorIndex {
+    /// An empty in-memory index of `dims` dimensions.
+    pub fn new(dims: usize) -> Result<VectorIndex> {
+        let index = Index::new(&options(dims)).map_err(|e| vec_err("Creating the vector index", e))?;
+        Ok(VectorIndex { index, dims })
+    }
+
+    /// Loads `path` into memory (the writer's copy). The file's dimensions must be `dims`.
+    pub fn load(path: &Path, dims: usize) -> Result<VectorIndex> {
+        let v = VectorIndex::new(dims)?;
+        check_header(path, dims)?;
+        v.index.load(&path_str(path)?).map_err(|e| vec_err("Loading the vector index", e))?;
+        Ok(v)
+    }
+
+    /// Maps `path` read-only (a searcher's copy: cheap to open, pages shared with the OS cache).
+    pub fn view(path: &Path) -> Result<VectorIndex> {
+        let meta = Index::metadata(&path_str(path)?).map_err(|e| vec_err("Reading the vector index", e))?;
+        let dims = usize::try_from(meta.dimensions).unwrap_or(0);
+        let v = VectorIndex::new(dims)?;
+        v.index.view(&path_str(path)?).map_err(|e| vec_err("Opening the vector index", e))?;
+        Ok(v)
+    }
+
+    /// Dimensions.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Vectors held.
+    pub fn len(&self) -> usize {
+        self.index.size()
+    }
+
+    /// Whether it holds no vector.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `key` has a vector.
+    pub fn contains(&self, key: u64) -> bool {
+        self.index.contains(key)
+    }
+
+    /// Bytes of memory the index uses.
+    pub fn memory_usage(&self) -> usize {
+        self.index.memory_usage()
+    }
+
+    /// Adds (or replaces) the vector of `key`.
+    pub fn add(&mut self, key: u64, vector: &[f32]) -> Result<()> {
+        if vector.len() != self.dims {
+            return Err(Error::index_not_ready(format!(
+                "Embedding dimension mismatch. Expected {}, got {}.",
+                self.dims,
+                vector.len()
+            )));
+        }
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(|e| vec_err("Replacing a vector", e))?;
+        }
+        if self.index.size() + 1 > self.index.capacity() {
+            let grow = (self.index.capacity() * 2).max(1_024);
+            self.index.reserve(grow).map_err(|e| vec_err("Growing the vector index", e))?;
+        }
+        self.index.add(key, vector).map_err(|e| vec_err("Adding a vector", e))
+    }
+
+    /// The stored vector of `key` (as f32).
+    pub fn get(&self, key: u64) -> Option<Vec<f32>> {
+        let mut out = vec![0f32; self.dims];
+        match self.index.get(key, &mut out) {
+            Ok(n) if n > 0 => Some(out),
+            _ => None,
+        }
+    }
+
+    /// Removes `key` (no-op when absent).
+    pub fn remove(&mut self, key: u64) -> Result<()> {
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(|e| vec_err("Removing a vector", e))?;
+        }
+        Ok(())
+    }
+
+    /// Writes the index to `path` atomically (temp file in the same directory + rename).
+    #[allow(clippy::disallowed_methods)]
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let tmp = tmp_path(path);
+        self.index.save(&path_str(&tmp)?).map_err(|e| vec_err("Saving the vector index", e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io("the vector index", &e))
+    }
+
+    /// The `k` nearest keys to `query` with their cosine distances, nearest first. With a
+    /// `scope` (the keys allowed), only those are considered *before* `k` is applied: small
+    /// scopes are compared exhaustively, larger ones through the filtered HNSW search.
+    pub fn search(&self, query: &[f32], k: usize, scope: Option<&[u64]>) -> Result<Vec<(u64, f32)>> {
+        if query.len() != self.dims {
+            return Err(Error::index_not_ready(format!(
+                "Embedding dimension mismatch. Expected {}, got {}.",
+                self.dims,
+                query.len()
+            )));
+        }
+        if k == 0 || self.is_empty() {
+            return Ok(Vec::new());
+        }
+        let matches = match scope {
+            None => self.index.search(query, k).map_err(|e| vec_err("Searching the vector index", e))?,
+            Some(keys) if keys.len() <= EXACT_SCOPE_LIMIT => return Ok(self.exact_in(query, k, keys)),
+            Some(keys) => {
+                let mut allowed: Vec<u64> = keys.to_vec();
+                allowed.sort_unstable();
+                let found = self
+                    .index
+                    .filtered_search(query, k, |key| allowed.binary_search(&key).is_ok())
+                    .map_err(|e| vec_err("Searching the vector index", e))?;
+                if found.keys.len() < k.min(keys.len()) {
+                    // The graph walk ran out of allowed neighbours: compare them all.
+                    return Ok(self.exact_in(query, k, keys));
+                }
+                found
+            }
+        };
+        Ok(matches.keys.into_iter().zip(matches.distances).collect())
+    }
+
+    fn exact_in(&self, query: &[f32], k: usize, keys: &[u64]) -> Vec<(u64, f32)> {
+        let qn = norm(query);
+        let mut scored: Vec<(u64, f32)> = keys
+            .iter()
+            .filter_map(|&key| {
+                let v = self.get(key)?;
+                let denom = qn * norm(&v);
+                let cos = if denom > 0.0 { dot(query, &v) / denom } else { 0.0 };
+                Some((key, 1.0 - cos))
+            })
+            .collect();
+        scored.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        scored.truncate(k);
+        scored
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+fn norm(a: &[f32]) -> f32 {
+    dot(a, a).sqrt()
+}
+
+fn check_header(path: &Path, dims: usize) -> Result<()> {
+    let meta = Index::metadata(&path_str(path)?).map_err(|e| vec_err("Reading the vector index", e))?;
+    if meta.dimensions != dims as u64 {
+        return Err(Error::index_not_ready(format!(
+            "Embedding dimension mismatch. Expected {dims}, got {}.",
+            meta.dimensions
+        )));
+    }
+    Ok(())
+}
+
+fn path_str(path: &Path) -> Result<String> {
+    path.to_str().map(str::to_owned).ok_or_else(|| {
+        Error::internal("The index directory's path is not valid UTF-8; choose another --storage-path.")
+    })
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".tmp");
+    path.with_file_name(name)
+}
