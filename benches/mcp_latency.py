@@ -193,6 +193,8 @@ def main():
             samples.append(time.perf_counter() - t)
     rss_after = proc_kb(s.p.pid, "VmRSS")
     hwm_after = proc_kb(s.p.pid, "VmHWM")
+    anon_after = proc_kb(s.p.pid, "RssAnon")
+    file_after = proc_kb(s.p.pid, "RssFile")
     s.close()
 
     st = stats(starts)
@@ -219,6 +221,8 @@ def main():
             "idle_long_lived_kb": rss_idle,
             "after_searches_kb": rss_after,
             "hwm_after_searches_kb": hwm_after,
+            "rss_anon_after_searches_kb": anon_after,
+            "rss_file_after_searches_kb": file_after,
             "target_idle_mb": 100,
         },
     }
