@@ -18,7 +18,7 @@ mod tables;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
 pub use records::{ChunkRecord, DocumentRecord, ElementRecord, RECORD_VERSION};
 use records::{decode, encode};
@@ -76,8 +76,12 @@ impl Store {
 
     /// The stored manifest.
     pub fn manifest(&self) -> Result<BTreeMap<String, String>> {
+        self.string_map(MANIFEST)
+    }
+
+    fn string_map(&self, table: TableDefinition<'_, &str, &str>) -> Result<BTreeMap<String, String>> {
         let txn = self.db.begin_read().map_err(db_err)?;
-        let t = txn.open_table(MANIFEST).map_err(db_err)?;
+        let t = txn.open_table(table).map_err(db_err)?;
         let mut out = BTreeMap::new();
         for row in t.iter().map_err(db_err)? {
             let (k, v) = row.map_err(db_err)?;
@@ -157,14 +161,7 @@ impl Store {
 
     /// The manifest of the stored vectors (empty when none were built).
     pub fn vector_manifest(&self) -> Result<BTreeMap<String, String>> {
-        let txn = self.db.begin_read().map_err(db_err)?;
-        let t = txn.open_table(VECTOR_MANIFEST).map_err(db_err)?;
-        let mut out = BTreeMap::new();
-        for row in t.iter().map_err(db_err)? {
-            let (k, v) = row.map_err(db_err)?;
-            out.insert(k.value().to_owned(), v.value().to_owned());
-        }
-        Ok(out)
+        self.string_map(VECTOR_MANIFEST)
     }
 
     /// Records vectors added and removed (after `vectors.usearch` was saved with them), in one

@@ -85,14 +85,7 @@ impl Project {
 
     /// Runs and expects success; returns stdout.
     pub fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed ({:?}): {}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        expect_success(self.run(args), args)
     }
 
     /// `search --json` parsed.
@@ -113,6 +106,17 @@ impl Project {
         }
         seen
     }
+}
+
+/// Asserts that a run of `args` succeeded (showing its stderr if not); returns its stdout.
+pub fn expect_success(out: Output, args: &[&str]) -> String {
+    assert!(
+        out.status.success(),
+        "{args:?} failed ({:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The binary under test.

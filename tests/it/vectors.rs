@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::fake_embed::{Behaviour, FakeEmbed};
-use crate::support::{Project, bin};
+use crate::support::{Project, bin, expect_success};
 
 const DIMS: usize = 64;
 
@@ -50,14 +50,7 @@ impl Vectored {
     }
 
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed ({:?}): {}",
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        expect_success(self.run(args), args)
     }
 
     fn json(&self, args: &[&str]) -> Value {
