@@ -108,15 +108,19 @@ impl Engine {
             (SearchMode::Hybrid, Some(_)) => SearchMode::Hybrid,
             _ => SearchMode::Lexical,
         };
-        let lexical: Vec<LexicalHit> = if effective == SearchMode::Semantic {
-            Vec::new()
-        } else {
-            let pool = if effective == SearchMode::Hybrid {
-                self.config.search.lexical_candidate_pool_size.max(top_k)
-            } else {
-                top_k
-            };
-            self.with_reader(|index| index.search(query, pool, filter))?
+        // Lexical candidates: whole hits in lexical mode; only the ranks of the pool in hybrid
+        // mode (snippets are made for the fused top-k alone).
+        let (lexical, lex_ids): (Vec<LexicalHit>, Vec<u64>) = match effective {
+            SearchMode::Semantic => (Vec::new(), Vec::new()),
+            SearchMode::Hybrid => {
+                let pool = self.config.search.lexical_candidate_pool_size.max(top_k);
+                (Vec::new(), self.with_reader(|index| index.rank(query, pool, filter))?)
+            }
+            SearchMode::Lexical => {
+                let hits = self.with_reader(|index| index.search(query, top_k, filter))?;
+                let ids = hits.iter().map(|h| h.chunk_id).collect();
+                (hits, ids)
+            }
         };
         let vector = vector.unwrap_or_default();
 
@@ -124,33 +128,25 @@ impl Engine {
         let rrf_k = self.config.search.rrf_k;
         let ranked: Vec<(u64, f64)> = match effective {
             SearchMode::Hybrid => {
-                let lex_ids: Vec<u64> = lexical.iter().map(|h| h.chunk_id).collect();
                 let vec_ids: Vec<u64> = vector.iter().map(|c| c.0).collect();
                 fuse(&[&lex_ids, &vec_ids], rrf_k as usize, top_k)
             }
             SearchMode::Semantic => {
                 vector.iter().take(top_k).enumerate().map(|(i, c)| (c.0, 1.0 / (i as f64 + 1.0))).collect()
             }
-            SearchMode::Lexical => lexical
-                .iter()
-                .take(top_k)
-                .enumerate()
-                .map(|(i, h)| (h.chunk_id, 1.0 / (i as f64 + 1.0)))
-                .collect(),
+            SearchMode::Lexical => {
+                lex_ids.iter().take(top_k).enumerate().map(|(i, id)| (*id, 1.0 / (i as f64 + 1.0))).collect()
+            }
         };
-        let lex_rank: HashMap<u64, usize> =
-            lexical.iter().enumerate().map(|(i, h)| (h.chunk_id, i)).collect();
+        let lex_rank: HashMap<u64, usize> = lex_ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let vec_rank: HashMap<u64, (usize, f32)> =
             vector.iter().enumerate().map(|(i, c)| (c.0, (i, c.1))).collect();
-        let missing: Vec<u64> = ranked.iter().map(|r| r.0).filter(|id| !lex_rank.contains_key(id)).collect();
-        let fetched: HashMap<u64, LexicalHit> = if missing.is_empty() {
-            HashMap::new()
-        } else {
-            let found = self.with_reader(|index| index.fetch(&missing, query))?;
-            found.into_iter().flatten().map(|h| (h.chunk_id, h)).collect()
-        };
         let mut by_id: HashMap<u64, LexicalHit> = lexical.into_iter().map(|h| (h.chunk_id, h)).collect();
-        by_id.extend(fetched);
+        let missing: Vec<u64> = ranked.iter().map(|r| r.0).filter(|id| !by_id.contains_key(id)).collect();
+        if !missing.is_empty() {
+            let found = self.with_reader(|index| index.fetch(&missing, query))?;
+            by_id.extend(found.into_iter().flatten().map(|h| (h.chunk_id, h)));
+        }
 
         let explain = req.explain.unwrap_or(false);
         let mode_name = effective.as_str().to_owned();

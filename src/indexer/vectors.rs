@@ -165,11 +165,12 @@ impl VectorSync {
         let mut added: Vec<(u64, String)> = Vec::new();
         let mut to_embed: Vec<(u64, String, String)> = Vec::new();
         for ids in missing.chunks(READ_CHUNKS) {
+            let mut copies: Vec<(u64, Vec<f32>)> = Vec::new();
             for (id, c) in store.chunks(ids)? {
                 let copy = by_hash.get(c.embedding_text_hash.as_str()).and_then(|k| index.get(*k));
                 match copy {
                     Some(v) => {
-                        index.add(id, &v)?;
+                        copies.push((id, v));
                         added.push((id, c.embedding_text_hash));
                     }
                     None => {
@@ -183,6 +184,8 @@ impl VectorSync {
                     }
                 }
             }
+            let items: Vec<(u64, &[f32])> = copies.iter().map(|(id, v)| (*id, v.as_slice())).collect();
+            index.add_many(&items)?;
         }
         drop(by_hash);
         for id in &orphans {
@@ -213,10 +216,10 @@ impl VectorSync {
                             break;
                         }
                     };
-                    for ((id, hash, _), v) in batch.iter().zip(&vectors) {
-                        index.add(*id, v)?;
-                        added.push((*id, hash.clone()));
-                    }
+                    let items: Vec<(u64, &[f32])> =
+                        batch.iter().zip(&vectors).map(|((id, _, _), v)| (*id, v.as_slice())).collect();
+                    index.add_many(&items)?;
+                    added.extend(batch.iter().map(|(id, hash, _)| (*id, hash.clone())));
                     done += batch.len() as u64;
                     since_save += batch.len();
                     progress(done, total);

@@ -213,6 +213,41 @@ impl LexicalIndex {
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
     ) -> Result<Vec<LexicalHit>> {
+        let (searcher, plan, found) = self.ranked(query, top_k, filter)?;
+        let mut hits = Vec::with_capacity(found.len());
+        for c in found {
+            let doc: TantivyDocument =
+                searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
+            hits.push(self.hit(&doc, c.chunk_id, c.score, &plan));
+        }
+        Ok(hits)
+    }
+
+    /// The chunk ids [`LexicalIndex::search`] would return, in rank order, without reading the
+    /// hits or making snippets (hybrid ranking needs only the ranks of its candidate pool).
+    pub fn rank(&self, query: &str, top_k: usize, filter: Option<&ScopeFilter<'_>>) -> Result<Vec<u64>> {
+        Ok(self.ranked(query, top_k, filter)?.2.into_iter().map(|c| c.chunk_id).collect())
+    }
+
+    fn hit(&self, doc: &TantivyDocument, chunk_id: u64, score: Score, plan: &Plan) -> LexicalHit {
+        let get = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default();
+        LexicalHit {
+            chunk_id,
+            path: get(self.fields.path).to_string(),
+            heading_path: get(self.fields.heading_path).to_string(),
+            anchor: get(self.fields.anchor).to_string(),
+            source_hash: get(self.fields.source_hash).to_string(),
+            score,
+            snippet: with_analyzer(|a| snippet(get(self.fields.text), &plan.terms, a)),
+        }
+    }
+
+    fn ranked(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+    ) -> Result<(tantivy::Searcher, Plan, Vec<Candidate>)> {
         if query.trim().is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));
         }
@@ -222,10 +257,10 @@ impl LexicalIndex {
                 "The query has no searchable words (only punctuation or symbols); type at least one word, name or number.",
             ));
         }
-        if top_k == 0 {
-            return Ok(Vec::new());
-        }
         let searcher = self.reader.searcher();
+        if top_k == 0 {
+            return Ok((searcher, plan, Vec::new()));
+        }
         let (first, rest) = tier_queries(&self.fields, &plan);
         let scope = filter.map(|f| (f, &self.paths));
         let mut found = top_k_in_scope(&searcher, first.as_ref(), top_k, scope)?;
@@ -248,23 +283,7 @@ impl LexicalIndex {
             let room = top_k - found.len();
             found.extend(more.into_iter().filter(|c| !first_tier.contains(&c.addr)).take(room));
         }
-        let mut hits = Vec::with_capacity(found.len());
-        for c in found {
-            let doc: TantivyDocument =
-                searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
-            let get = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default();
-            let snippet = with_analyzer(|a| snippet(get(self.fields.text), &plan.terms, a));
-            hits.push(LexicalHit {
-                chunk_id: c.chunk_id,
-                path: get(self.fields.path).to_string(),
-                heading_path: get(self.fields.heading_path).to_string(),
-                anchor: get(self.fields.anchor).to_string(),
-                source_hash: get(self.fields.source_hash).to_string(),
-                score: c.score,
-                snippet,
-            });
-        }
-        Ok(hits)
+        Ok((searcher, plan, found))
     }
 
     /// Chunk ids stored for `path` (for checks and repairs), in ascending order.
@@ -314,7 +333,7 @@ impl LexicalIndex {
         Ok(out)
     }
 
-    /// The hits for chunk ids found elsewhere (the vector side), in the given order; ids the
+    /// The hits for chunk ids ranked elsewhere (vector or fused ranking), in the given order; ids the
     /// lexical index does not hold are `None`. Snippets highlight `query`'s words when the
     /// chunk has them, otherwise they show the chunk's beginning.
     pub fn fetch(&self, ids: &[u64], query: &str) -> Result<Vec<Option<LexicalHit>>> {
@@ -326,23 +345,13 @@ impl LexicalIndex {
                 TermQuery::new(Term::from_field_u64(self.fields.chunk_id, id), IndexRecordOption::Basic);
             let found = searcher
                 .search(&term, &tantivy::collector::DocSetCollector)
-                .map_err(|e| map_err("Reading a vector hit", e))?;
+                .map_err(|e| map_err("Reading a hit", e))?;
             let Some(addr) = found.into_iter().next() else {
                 out.push(None);
                 continue;
             };
-            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| map_err("Reading a vector hit", e))?;
-            let get = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default();
-            let snippet = with_analyzer(|a| snippet(get(self.fields.text), &plan.terms, a));
-            out.push(Some(LexicalHit {
-                chunk_id: id,
-                path: get(self.fields.path).to_string(),
-                heading_path: get(self.fields.heading_path).to_string(),
-                anchor: get(self.fields.anchor).to_string(),
-                source_hash: get(self.fields.source_hash).to_string(),
-                score: 0.0,
-                snippet,
-            }));
+            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| map_err("Reading a hit", e))?;
+            out.push(Some(self.hit(&doc, id, 0.0, &plan)));
         }
         Ok(out)
     }

@@ -8,7 +8,8 @@ use crate::error::{Error, Result};
 use crate::indexer::ReindexOptions;
 use crate::text::rfc3339_utc;
 use crate::wire::{
-    IndexingStatus, LastReindex, ReindexProgress, ReindexRequest, ReindexStartResponse, SynchronizationStatus,
+    EmbeddingProgress, IndexingStatus, LastReindex, ReindexProgress, ReindexRequest, ReindexStartResponse,
+    SynchronizationStatus,
 };
 
 #[derive(Default)]
@@ -79,6 +80,7 @@ impl Coordinator {
             total_files: None,
             current_path: None,
             is_destructive_rebuild: false,
+            embedding: None,
         };
         state.current = Some(current.clone());
         drop(state);
@@ -92,6 +94,10 @@ impl Coordinator {
                     c.total_files = p.total.or(c.total_files);
                     c.current_path = p.current_path.clone();
                     c.is_destructive_rebuild |= p.destructive;
+                    c.embedding = p.embedding.map(|(embedded_chunks, total_chunks)| EmbeddingProgress {
+                        embedded_chunks,
+                        total_chunks,
+                    });
                 }
             };
             let outcome = engine.reindex(ReindexOptions { all, force }, &mut on_progress);

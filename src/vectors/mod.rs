@@ -18,7 +18,7 @@ mod index;
 use std::collections::{BTreeMap, HashMap};
 
 pub use embed::{Embedder, check_dimensions};
-pub use index::VectorIndex;
+pub use index::{PRECISION, Precision, VectorIndex};
 
 use crate::chunk::EMBEDDING_TEXT_VERSION;
 use crate::config::EmbeddingConfig;
@@ -33,7 +33,7 @@ pub fn vector_manifest(config: &EmbeddingConfig, include_heading_context: bool) 
         ("embedding_dimensions".to_owned(), config.effective_dimensions().to_string()),
         ("embedding_text_builder_version".to_owned(), EMBEDDING_TEXT_VERSION.to_owned()),
         ("chunking_include_heading_context".to_owned(), include_heading_context.to_string()),
-        ("vector_metric".to_owned(), "cos-f16".to_owned()),
+        ("vector_metric".to_owned(), format!("cos-{}", PRECISION.name())),
     ])
 }
 

@@ -153,6 +153,12 @@ fn index_add_search_save_load_and_view() {
     assert_eq!(view.dims(), 16);
     assert_eq!(view.search(&unit(16, 4), 1, None).expect("search")[0].0, 5_000);
     let got = loaded.get(5_000).expect("vector");
+    for p in Precision::ALL {
+        let mut other = VectorIndex::with_precision(16, p).expect("index");
+        other.add(1, &unit(16, 2)).expect("add");
+        other.add(2, &unit(16, 9)).expect("add");
+        assert_eq!(other.search(&unit(16, 9), 1, None).expect("search")[0].0, 2, "{p:?}");
+    }
     assert!((got[4] - 1.0).abs() < 1e-3, "f16 round trip: {got:?}");
     let err = VectorIndex::load(&path, 32).expect_err("dims");
     assert_eq!(err.message, "Embedding dimension mismatch. Expected 32, got 16.");
@@ -166,9 +172,15 @@ fn scoped_search_returns_top_k_within_scope() {
     let mut ix = VectorIndex::new(dims).expect("index");
     let query = fake_embed::vector("形態素解析の辞書", dims);
     // 9,000 keys close to the query, 3 in-scope keys far from it.
-    for key in 1..=9_000u64 {
-        ix.add(key, &fake_embed::vector(&format!("形態素解析の辞書 {key}"), dims)).expect("add");
-    }
+    let near: Vec<(u64, Vec<f32>)> = (1..=9_000u64)
+        .map(|key| (key, fake_embed::vector(&format!("形態素解析の辞書 {key}"), dims)))
+        .collect();
+    let items: Vec<(u64, &[f32])> = near.iter().map(|(k, v)| (*k, v.as_slice())).collect();
+    ix.add_many(&items).expect("add_many");
+    assert_eq!(ix.len(), 9_000);
+    // add_many replaces keys it already holds.
+    ix.add_many(&items[..10]).expect("replace");
+    assert_eq!(ix.len(), 9_000);
     for key in [20_001u64, 20_002, 20_003] {
         ix.add(key, &fake_embed::vector(&format!("まったく別の話題 {key}"), dims)).expect("add");
     }

@@ -313,6 +313,19 @@ pub struct ReindexProgress {
     pub current_path: Option<String>,
     /// True when the index is being rebuilt from scratch (search answers INDEX_NOT_READY).
     pub is_destructive_rebuild: bool,
+    /// After the files: chunks embedded so far and chunks to embed (embeddings on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<EmbeddingProgress>,
+}
+
+/// Progress of the vector catch-up at the end of a reindex.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbeddingProgress {
+    /// Chunks embedded so far.
+    pub embedded_chunks: u64,
+    /// Chunks to embed in this reindex.
+    pub total_chunks: u64,
 }
 
 /// `kb_reindex` result.
