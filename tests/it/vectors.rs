@@ -383,3 +383,30 @@ fn semantic_scope_finds_the_one_in_scope_document_among_99_better_ones() {
     let hybrid = v.search(query, "hybrid", &["--top-k", "3", "--include-glob", "docs/**"]);
     assert_eq!(hybrid["results"][0]["path"], "docs/target.md");
 }
+
+#[test]
+fn a_deleted_or_damaged_vector_file_is_rebuilt_by_the_next_reindex() {
+    let v = Vectored::new(Project::from_fixture("ja"));
+    v.json(&["reindex"]);
+    let chunks = v.status()["project"]["chunks"].as_u64().unwrap();
+    let file = index_dir(v.project.root()).join("vectors.usearch");
+    for damage in ["delete", "truncate"] {
+        match damage {
+            "delete" => std::fs::remove_file(&file).unwrap(),
+            _ => std::fs::write(&file, b"not an index").unwrap(),
+        }
+        // Meanwhile hybrid still answers (lexically, saying why).
+        let h = v.search("京都", "hybrid", &[]);
+        assert_eq!(h["results"][0]["path"], "kyoto.md", "{damage}: {h}");
+        v.server.clear();
+        let r = v.json(&["reindex"]);
+        assert!(r["warning"].is_null(), "{damage}: {r}");
+        assert_eq!(r["indexedFiles"], 0, "{damage}: lexical untouched: {r}");
+        assert_eq!(v.server.texts().len() as u64, chunks, "{damage}: every chunk embedded again");
+        let status = v.status();
+        assert_eq!(status["vectors"]["vectors"].as_u64(), Some(chunks), "{damage}: {status}");
+        assert_eq!(status["vectors"]["pending"], 0);
+        let s = v.search("京都", "semantic", &[]);
+        assert_eq!(s["results"][0]["searchMode"], "semantic", "{damage}: {s}");
+    }
+}
