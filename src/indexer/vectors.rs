@@ -160,15 +160,22 @@ impl VectorSync {
             return Ok(None);
         }
 
-        // Copies for texts that already have a vector; the rest is embedded below.
-        let by_hash: HashMap<&str, u64> = self.present.iter().map(|(k, h)| (h.as_str(), *k)).collect();
-        let mut added: Vec<(u64, String)> = Vec::new();
-        let mut to_embed: Vec<(u64, String, String)> = Vec::new();
+        // Group by group (bounded memory): copies for texts that already have a vector, requests
+        // for the rest. Orphans go last, as they may be the source of a copy.
+        let by_hash: HashMap<String, u64> = self.present.iter().map(|(k, h)| (h.clone(), *k)).collect();
+        let mut failure = if edit && self.retry_after.is_some_and(|t| Instant::now() < t) {
+            self.state.last_error.clone()
+        } else {
+            None
+        };
+        let (mut added, mut removed): (Vec<(u64, String)>, Vec<u64>) = (Vec::new(), Vec::new());
+        let (total, mut done, mut copied, mut since_save) = (missing.len() as u64, 0u64, 0usize, 0usize);
+        progress(0, total);
         for ids in missing.chunks(READ_CHUNKS) {
             let mut copies: Vec<(u64, Vec<f32>)> = Vec::new();
+            let mut to_embed: Vec<(u64, String, String)> = Vec::new();
             for (id, c) in store.chunks(ids)? {
-                let copy = by_hash.get(c.embedding_text_hash.as_str()).and_then(|k| index.get(*k));
-                match copy {
+                match by_hash.get(&c.embedding_text_hash).and_then(|k| index.get(*k)) {
                     Some(v) => {
                         copies.push((id, v));
                         added.push((id, c.embedding_text_hash));
@@ -186,50 +193,41 @@ impl VectorSync {
             }
             let items: Vec<(u64, &[f32])> = copies.iter().map(|(id, v)| (*id, v.as_slice())).collect();
             index.add_many(&items)?;
+            copied += copies.len();
+            done += copies.len() as u64;
+            for batch in to_embed.chunks(self.embedder.batch_size()) {
+                if failure.is_some() {
+                    break;
+                }
+                let texts: Vec<&str> = batch.iter().map(|(_, _, t)| t.as_str()).collect();
+                let vectors = match self.embedder.embed(&texts).and_then(|v| {
+                    check_dimensions(&v, self.dims)?;
+                    Ok(v)
+                }) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        failure = Some(e.message);
+                        break;
+                    }
+                };
+                let items: Vec<(u64, &[f32])> =
+                    batch.iter().zip(&vectors).map(|((id, _, _), v)| (*id, v.as_slice())).collect();
+                index.add_many(&items)?;
+                added.extend(batch.iter().map(|(id, hash, _)| (*id, hash.clone())));
+                done += batch.len() as u64;
+                since_save += batch.len();
+                progress(done, total);
+            }
+            if since_save >= SAVE_EVERY {
+                persist(index, &self.path, store, &mut added, &mut removed, &mut self.present)?;
+                since_save = 0;
+            }
         }
-        drop(by_hash);
         for id in &orphans {
             index.remove(*id)?;
             self.present.remove(id);
         }
-        let copied = added.len();
-        let mut removed = orphans;
-
-        let total = to_embed.len() as u64;
-        let mut failure = None;
-        if !to_embed.is_empty() {
-            if edit && self.retry_after.is_some_and(|t| Instant::now() < t) {
-                failure = self.state.last_error.clone();
-            } else {
-                progress(0, total);
-                let mut done = 0u64;
-                let mut since_save = 0usize;
-                for batch in to_embed.chunks(self.embedder.batch_size()) {
-                    let texts: Vec<&str> = batch.iter().map(|(_, _, t)| t.as_str()).collect();
-                    let vectors = match self.embedder.embed(&texts).and_then(|v| {
-                        check_dimensions(&v, self.dims)?;
-                        Ok(v)
-                    }) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            failure = Some(e.message);
-                            break;
-                        }
-                    };
-                    let items: Vec<(u64, &[f32])> =
-                        batch.iter().zip(&vectors).map(|((id, _, _), v)| (*id, v.as_slice())).collect();
-                    index.add_many(&items)?;
-                    added.extend(batch.iter().map(|(id, hash, _)| (*id, hash.clone())));
-                    done += batch.len() as u64;
-                    since_save += batch.len();
-                    progress(done, total);
-                    if since_save >= SAVE_EVERY {
-                        persist(index, &self.path, store, &mut added, &mut removed, &mut self.present)?;
-                        since_save = 0;
-                    }
-                }
-            }
-        }
+        removed.extend(orphans);
         persist(index, &self.path, store, &mut added, &mut removed, &mut self.present)?;
         self.state.vectors = self.present.len() as u64;
         self.state.pending = desired.len().saturating_sub(self.present.len()) as u64;
