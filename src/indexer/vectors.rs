@@ -163,11 +163,9 @@ impl VectorSync {
         // Group by group (bounded memory): copies for texts that already have a vector, requests
         // for the rest. Orphans go last, as they may be the source of a copy.
         let by_hash: HashMap<String, u64> = self.present.iter().map(|(k, h)| (h.clone(), *k)).collect();
-        let mut failure = if edit && self.retry_after.is_some_and(|t| Instant::now() < t) {
-            self.state.last_error.clone()
-        } else {
-            None
-        };
+        // Within the back-off after a failure, an edit's catch-up only copies (no request).
+        let backing_off = edit && self.retry_after.is_some_and(|t| Instant::now() < t);
+        let mut failure = if backing_off { self.state.last_error.clone() } else { None };
         let (mut added, mut removed): (Vec<(u64, String)>, Vec<u64>) = (Vec::new(), Vec::new());
         let (total, mut done, mut copied, mut since_save) = (missing.len() as u64, 0u64, 0usize, 0usize);
         progress(0, total);
@@ -247,7 +245,9 @@ impl VectorSync {
                     self.state.last_error_at_utc = Some(rfc3339_utc(SystemTime::now()));
                 }
                 self.state.last_error = Some(message.clone());
-                self.retry_after = Some(Instant::now() + RETRY_AFTER_FAILURE);
+                if !backing_off {
+                    self.retry_after = Some(Instant::now() + RETRY_AFTER_FAILURE);
+                }
                 Ok(Some(format!(
                     "Vector embeddings are unavailable: {message} {} chunk(s) wait for vectors; lexical search is complete and the vectors catch up on the next reindex or edit.",
                     self.state.pending
