@@ -616,7 +616,7 @@ fn snippet_of_a_huge_chunk_is_found_without_analyzing_all_of_it() {
 
 // ---------------------------------------------------------------- measurements (ignored)
 
-const SHARED: &str = "/work/shared";
+const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared");
 
 fn markdown_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -644,7 +644,7 @@ fn cpu_seconds() -> f64 {
 /// (default 3), so other processes on the machine disturb the numbers less.
 /// `cargo test --release --lib lexical::tests::measure_tokenize -- --ignored --nocapture`
 #[test]
-#[ignore = "measurement; needs /work/shared/corpora"]
+#[ignore = "measurement; needs ../shared/corpora"]
 fn measure_tokenize() {
     use std::borrow::Cow;
     use std::time::Instant;
@@ -716,7 +716,7 @@ fn measure_tokenize() {
 /// Passage-level MRR@10 on jsquad-valid (passages only, no distractors) and query latency.
 /// `cargo test --release lexical::tests::eval_jsquad -- --ignored --nocapture`
 #[test]
-#[ignore = "evaluation; needs /work/shared/eval"]
+#[ignore = "evaluation; needs ../shared/eval"]
 fn eval_jsquad() {
     use std::collections::HashMap;
     use std::time::Instant;
@@ -822,7 +822,7 @@ fn eval_jsquad() {
 
 /// Only our analyzer over `LVS_MEASURE_BYTES` of the corpus (for `perf record`).
 #[test]
-#[ignore = "measurement; needs /work/shared/corpora"]
+#[ignore = "measurement; needs ../shared/corpora"]
 fn measure_analyzer_only() {
     let mut files = Vec::new();
     markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja/docs"), &mut files);
@@ -851,7 +851,7 @@ fn measure_analyzer_only() {
 /// query latency for heading-like queries (top 10 with snippets).
 /// `cargo test --release --lib lexical::tests::measure_corpus -- --ignored --nocapture`
 #[test]
-#[ignore = "measurement; needs /work/shared/corpora"]
+#[ignore = "measurement; needs ../shared/corpora"]
 fn measure_corpus() {
     use std::borrow::Cow;
     use std::time::Instant;
