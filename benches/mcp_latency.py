@@ -66,10 +66,16 @@ def proc_kb(pid, field):
 
 
 class Server:
-    def __init__(self, argv):
+    """The binary as an MCP server on pipes: newline-delimited JSON-RPC (also used by
+    eval_hybrid.py). `stderr` is a file object for the server's log (default: discarded)."""
+
+    def __init__(self, argv, stderr=None, close_timeout=10):
         self.t0 = time.perf_counter()
+        self.stderr = stderr
+        self.close_timeout = close_timeout
         self.p = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=stderr if stderr is not None else subprocess.DEVNULL,
         )
         self.next_id = 1
 
@@ -81,7 +87,8 @@ class Server:
         while True:
             line = self.p.stdout.readline()
             if not line:
-                raise RuntimeError("server closed stdout (see its stderr by running it by hand)")
+                where = self.stderr.name if self.stderr is not None else "its stderr by running it by hand"
+                raise RuntimeError(f"server closed stdout (see {where})")
             msg = json.loads(line)
             if msg.get("id") == want_id and ("result" in msg or "error" in msg):
                 return msg
@@ -98,10 +105,12 @@ class Server:
         except OSError:
             pass
         try:
-            self.p.wait(timeout=10)
+            self.p.wait(timeout=self.close_timeout)
         except subprocess.TimeoutExpired:
             self.p.kill()
             self.p.wait()
+        if self.stderr is not None:
+            self.stderr.close()
 
 
 def time_start(argv):
