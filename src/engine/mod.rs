@@ -348,7 +348,7 @@ impl Engine {
         let current = lexical_manifest(&self.core.chunk_options);
         let compat = match &snapshot {
             Some(s) => compatibility(&s.manifest, &current),
-            None => Compatibility { is_compatible: true, problems: Vec::new() },
+            None => Compatibility::compatible(),
         };
         let embedding = &self.config.embedding;
         let enabled = embedding.provider != EmbeddingProvider::None;
@@ -389,7 +389,7 @@ impl Engine {
                 last_error: v.last_error.clone(),
                 last_error_at_utc: v.last_error_at_utc.clone(),
                 compatibility: if v.manifest.is_empty() {
-                    Compatibility { is_compatible: true, problems: Vec::new() }
+                    Compatibility::compatible()
                 } else {
                     compatibility(&v.manifest, &current)
                 },
@@ -400,7 +400,7 @@ impl Engine {
                 pending: chunks,
                 last_error: None,
                 last_error_at_utc: None,
-                compatibility: Compatibility { is_compatible: true, problems: Vec::new() },
+                compatibility: Compatibility::compatible(),
             },
         }
     }

@@ -131,12 +131,8 @@ impl Engine {
                 let vec_ids: Vec<u64> = vector.iter().map(|c| c.0).collect();
                 fuse(&[&lex_ids, &vec_ids], rrf_k as usize, top_k)
             }
-            SearchMode::Semantic => {
-                vector.iter().take(top_k).enumerate().map(|(i, c)| (c.0, 1.0 / (i as f64 + 1.0))).collect()
-            }
-            SearchMode::Lexical => {
-                lex_ids.iter().take(top_k).enumerate().map(|(i, id)| (*id, 1.0 / (i as f64 + 1.0))).collect()
-            }
+            SearchMode::Semantic => by_rank(vector.iter().map(|c| c.0), top_k),
+            SearchMode::Lexical => by_rank(lex_ids.iter().copied(), top_k),
         };
         let lex_rank: HashMap<u64, usize> = lex_ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let vec_rank: HashMap<u64, (usize, f32)> =
@@ -211,11 +207,7 @@ impl Engine {
         };
         let c = compatibility(&state.manifest, &current);
         if !c.is_compatible {
-            return Err(Error::index_not_ready(incompatible_message(&c).replacen(
-                "Index is incompatible",
-                "the vector index is incompatible",
-                1,
-            )));
+            return Err(Error::index_not_ready(incompatible_message("the vector index", &c)));
         }
         let index = self.vector_reader()?;
         let embedder = self.query_embedder()?;
@@ -270,6 +262,11 @@ impl Engine {
         let rel = self.core.workspace.rel_path(path, PathContext::Markdown).ok()?;
         self.core.workspace.read_markdown(&rel).ok().map(|s| s.source_hash)
     }
+}
+
+/// A single list's first `top_k` ids with score `1/rank` (`contract.md` §8.1).
+fn by_rank(ids: impl Iterator<Item = u64>, top_k: usize) -> Vec<(u64, f64)> {
+    ids.take(top_k).enumerate().map(|(i, id)| (id, 1.0 / (i as f64 + 1.0))).collect()
 }
 
 /// A warning when some chunks have no vector yet.

@@ -100,8 +100,10 @@ pub fn compatibility(stored: &BTreeMap<String, String>, current: &BTreeMap<Strin
     Compatibility { is_compatible: problems.is_empty(), problems }
 }
 
-pub(crate) fn incompatible_message(c: &Compatibility) -> String {
-    let mut msg = "Index is incompatible with current configuration:".to_owned();
+/// `<subject> is incompatible with current configuration:` + the problems + how to rebuild
+/// (`contract.md` §4.2); `subject` is `Index` for the lexical index, or names the vector index.
+pub(crate) fn incompatible_message(subject: &str, c: &Compatibility) -> String {
+    let mut msg = format!("{subject} is incompatible with current configuration:");
     for p in &c.problems {
         msg.push_str("\n- ");
         msg.push_str(p);
@@ -247,7 +249,7 @@ impl Indexer {
             let c = compatibility(&stored_manifest, &manifest);
             if !c.is_compatible {
                 if !opts.force {
-                    return Err(Error::index_not_ready(incompatible_message(&c)));
+                    return Err(Error::index_not_ready(incompatible_message("Index", &c)));
                 }
                 state.destructive = true;
                 progress(&state);

@@ -125,11 +125,7 @@ impl VectorSync {
             let c = compatibility(&stored, &self.manifest);
             if !c.is_compatible {
                 if !force {
-                    let message = incompatible_message(&c).replacen(
-                        "Index is incompatible",
-                        "Vector index is incompatible",
-                        1,
-                    );
+                    let message = incompatible_message("Vector index", &c);
                     self.state.manifest = stored;
                     self.state.last_error = Some(message.clone());
                     return Ok(Some(format!(

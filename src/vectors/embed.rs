@@ -182,9 +182,12 @@ pub(crate) fn parse_response(json: &Value, n: usize) -> Result<Vec<Vec<f32>>> {
 /// Checks every vector's length against the index dimensions.
 pub fn check_dimensions(vectors: &[Vec<f32>], expected: usize) -> Result<()> {
     match vectors.iter().find(|v| v.len() != expected) {
-        Some(v) => {
-            Err(unavailable(format!("Embedding dimension mismatch. Expected {expected}, got {}.", v.len())))
-        }
+        Some(v) => Err(dimension_mismatch(expected, v.len())),
         None => Ok(()),
     }
+}
+
+/// `Embedding dimension mismatch. Expected X, got Y.` (`contract.md` §6.1).
+pub(crate) fn dimension_mismatch(expected: impl std::fmt::Display, got: impl std::fmt::Display) -> Error {
+    unavailable(format!("Embedding dimension mismatch. Expected {expected}, got {got}."))
 }

@@ -12,7 +12,11 @@ use std::path::{Path, PathBuf};
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
+use super::embed::dimension_mismatch;
 use crate::error::{Error, Result};
+
+/// Fewest inserts a thread of `add_many` gets (a thread per vector would cost more than it saves).
+const MIN_PER_THREAD: usize = 64;
 
 /// Below this many in-scope vectors a scoped search compares them all (exact and cheap).
 const EXACT_SCOPE_LIMIT: usize = 4_096;
@@ -147,11 +151,7 @@ impl VectorIndex {
     pub fn add_many(&mut self, items: &[(u64, &[f32])]) -> Result<()> {
         for (key, v) in items {
             if v.len() != self.dims {
-                return Err(Error::index_not_ready(format!(
-                    "Embedding dimension mismatch. Expected {}, got {}.",
-                    self.dims,
-                    v.len()
-                )));
+                return Err(dimension_mismatch(self.dims, v.len()));
             }
             if self.index.contains(*key) {
                 self.index.remove(*key).map_err(|e| vec_err("Replacing a vector", e))?;
@@ -165,20 +165,19 @@ impl VectorIndex {
                 .reserve_capacity_and_threads(grow, threads)
                 .map_err(|e| vec_err("Growing the vector index", e))?;
         }
-        let per = items.len().div_ceil(threads).max(1);
+        let per = items.len().div_ceil(threads).max(MIN_PER_THREAD);
         let index = &self.index;
+        let insert = |part: &[(u64, &[f32])]| -> Result<()> {
+            for (key, v) in part {
+                index.add(*key, v).map_err(|e| vec_err("Adding a vector", e))?;
+            }
+            Ok(())
+        };
+        if per >= items.len() {
+            return insert(items); // too few for threads to pay off
+        }
         std::thread::scope(|scope| {
-            let handles: Vec<_> = items
-                .chunks(per)
-                .map(|part| {
-                    scope.spawn(move || -> Result<()> {
-                        for (key, v) in part {
-                            index.add(*key, v).map_err(|e| vec_err("Adding a vector", e))?;
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
+            let handles: Vec<_> = items.chunks(per).map(|part| scope.spawn(move || insert(part))).collect();
             handles.into_iter().try_for_each(|h| {
                 h.join().unwrap_or_else(|_| Err(Error::internal("a vector insert thread panicked")))
             })
@@ -187,21 +186,7 @@ impl VectorIndex {
 
     /// Adds (or replaces) the vector of `key`.
     pub fn add(&mut self, key: u64, vector: &[f32]) -> Result<()> {
-        if vector.len() != self.dims {
-            return Err(Error::index_not_ready(format!(
-                "Embedding dimension mismatch. Expected {}, got {}.",
-                self.dims,
-                vector.len()
-            )));
-        }
-        if self.index.contains(key) {
-            self.index.remove(key).map_err(|e| vec_err("Replacing a vector", e))?;
-        }
-        if self.index.size() + 1 > self.index.capacity() {
-            let grow = (self.index.capacity() * 2).max(1_024);
-            self.index.reserve(grow).map_err(|e| vec_err("Growing the vector index", e))?;
-        }
-        self.index.add(key, vector).map_err(|e| vec_err("Adding a vector", e))
+        self.add_many(&[(key, vector)])
     }
 
     /// The stored vector of `key` (as f32).
@@ -234,11 +219,7 @@ impl VectorIndex {
     /// scopes are compared exhaustively, larger ones through the filtered HNSW search.
     pub fn search(&self, query: &[f32], k: usize, scope: Option<&[u64]>) -> Result<Vec<(u64, f32)>> {
         if query.len() != self.dims {
-            return Err(Error::index_not_ready(format!(
-                "Embedding dimension mismatch. Expected {}, got {}.",
-                self.dims,
-                query.len()
-            )));
+            return Err(dimension_mismatch(self.dims, query.len()));
         }
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
@@ -291,10 +272,7 @@ fn norm(a: &[f32]) -> f32 {
 fn check_header(path: &Path, dims: usize) -> Result<()> {
     let meta = Index::metadata(&path_str(path)?).map_err(|e| vec_err("Reading the vector index", e))?;
     if meta.dimensions != dims as u64 {
-        return Err(Error::index_not_ready(format!(
-            "Embedding dimension mismatch. Expected {dims}, got {}.",
-            meta.dimensions
-        )));
+        return Err(dimension_mismatch(dims, meta.dimensions));
     }
     Ok(())
 }

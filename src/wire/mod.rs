@@ -406,6 +406,13 @@ pub struct Compatibility {
     pub problems: Vec<String>,
 }
 
+impl Compatibility {
+    /// Nothing differs (also: nothing was built yet, so nothing needs a rebuild).
+    pub fn compatible() -> Compatibility {
+        Compatibility { is_compatible: true, problems: Vec::new() }
+    }
+}
+
 /// `kb_status` result.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
