@@ -42,7 +42,7 @@ use lindera_dictionary::viterbi::Lattice;
 use lvs::chunk::{ChunkOptions, chunk};
 use lvs::config::{CliOverrides, EmbeddingProvider, load};
 use lvs::engine::Engine;
-use lvs::indexer::ReindexOptions;
+use lvs::engine::ReindexOptions;
 use lvs::markdown::{Document, ElementKind};
 use lvs::wire::SearchRequest;
 use lvs::workspace::GlobFilter;
@@ -54,6 +54,9 @@ use common::{Latency, cpu_secs, dir_size, machine, median, median_f, proc_status
 const DEFAULT_CORPUS: &str = "../shared/corpora/visualstudio-docs-ja";
 const QUERY_COUNT: usize = 200;
 const TOP_K: i64 = 10;
+
+/// Threads of the concurrency measurement (8 clients).
+const CONCURRENT_THREADS: usize = 8;
 
 fn main() {
     if let Err(e) = run() {
@@ -297,6 +300,34 @@ fn run() -> Res<()> {
         }
     }
     let lat_k1 = Latency::of(&mut samples_k1);
+    // Concurrency: the 200 queries once on 1 thread, then split over 8 threads sharing the
+    // engine (as 8 MCP clients would). Readers share one tantivy searcher, so on 2 cores the
+    // 8-thread wall time should be about half the sequential one.
+    let mut conc = Vec::new();
+    for _ in 0..passes {
+        let t = Instant::now();
+        for (q, _) in &queries {
+            black_box(engine.search(&req(q)).ok());
+        }
+        let sequential = t.elapsed();
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for part in queries.chunks(queries.len().div_ceil(CONCURRENT_THREADS)) {
+                let engine = &engine;
+                let req = &req;
+                s.spawn(move || {
+                    for (q, _) in part {
+                        black_box(engine.search(&req(q)).ok());
+                    }
+                });
+            }
+        });
+        conc.push((sequential, t.elapsed()));
+    }
+    conc.sort_by(|a, b| {
+        (a.1.as_secs_f64() / a.0.as_secs_f64()).total_cmp(&(b.1.as_secs_f64() / b.0.as_secs_f64()))
+    });
+    let (conc_seq, conc_par) = conc[conc.len() / 2];
     let hwm_end = proc_status_kb("VmHWM");
     let rss_end = proc_status_kb("VmRSS");
 
@@ -425,6 +456,10 @@ fn run() -> Res<()> {
             "mean_hits": hits_total as f64 / queries.len() as f64,
             "target_p50_ms": 2.0,
             "target_p99_ms": 20.0,
+            "concurrent_threads": CONCURRENT_THREADS,
+            "sequential_ms": ms(conc_seq),
+            "concurrent_ms": ms(conc_par),
+            "concurrent_over_sequential": secs(conc_par) / secs(conc_seq),
         },
         "end": { "vm_hwm_kb": hwm_end, "vm_rss_kb": rss_end },
     });
@@ -517,6 +552,12 @@ fn run() -> Res<()> {
         &format!("{:.3} ms", ms(lat_k1.p50)),
         "",
         &format!("{:.2}", ms(lat_k1.p50) / ms(lat.p50)),
+    );
+    row(
+        &format!("{} queries on {CONCURRENT_THREADS} threads / 1 thread", queries.len()),
+        &format!("{:.0} / {:.0} ms", ms(conc_par), ms(conc_seq)),
+        "~0.5 (2 cores)",
+        &format!("{:.2}", secs(conc_par) / secs(conc_seq)),
     );
     row("queries with 0 results", &format!("{zero_results}/{}", queries.len()), "", "");
     let list = |v: &[Duration]| v.iter().map(|d| format!("{:.2}", secs(*d))).collect::<Vec<_>>().join(" ");

@@ -34,6 +34,10 @@ INIT = {
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
+# kb_search calls in flight at once in the concurrency measurement.
+CONCURRENT = 8
+
+
 def percentile(sorted_samples, p):
     n = len(sorted_samples)
     k = min(max(math.ceil(p * n), 1), n) - 1
@@ -200,6 +204,33 @@ def main():
             t = time.perf_counter()
             call(q)
             samples.append(time.perf_counter() - t)
+    # (c) concurrency: the queries in groups of 8, each group sent at once (pipelined, as 8
+    # clients would over HTTP) vs one at a time; wall time of all groups, medians of passes.
+    conc = []
+    for _ in range(args.passes):
+        t = time.perf_counter()
+        for q in queries:
+            call(q)
+        sequential = time.perf_counter() - t
+        t = time.perf_counter()
+        for i in range(0, len(queries), CONCURRENT):
+            ids = []
+            for q in queries[i:i + CONCURRENT]:
+                s.next_id += 1
+                ids.append(s.next_id)
+                s.send({"jsonrpc": "2.0", "id": s.next_id, "method": "tools/call",
+                        "params": {"name": "kb_search",
+                                   "arguments": {"request": {"query": q, "mode": "lexical", "topK": args.top_k}}}})
+            pending = set(ids)
+            while pending:
+                line = s.p.stdout.readline()
+                if not line:
+                    raise RuntimeError("server closed stdout")
+                msg = json.loads(line)
+                pending.discard(msg.get("id"))
+        conc.append((sequential, time.perf_counter() - t))
+    conc.sort(key=lambda c: c[1] / c[0])
+    conc_seq, conc_par = conc[len(conc) // 2]
     rss_after = proc_kb(s.p.pid, "VmRSS")
     hwm_after = proc_kb(s.p.pid, "VmHWM")
     anon_after = proc_kb(s.p.pid, "RssAnon")
@@ -224,6 +255,12 @@ def main():
             "zero_results": zero,
             "target_p50_ms": 5,
             "ratio_p50_to_target": se["p50_ms"] / 5,
+        },
+        "concurrent": {
+            "in_flight": CONCURRENT,
+            "sequential_ms": conc_seq * 1e3,
+            "pipelined_ms": conc_par * 1e3,
+            "pipelined_over_sequential": conc_par / conc_seq,
         },
         "rss": {
             "idle_after_initialize_kb_p50": idle_rss[len(idle_rss) // 2] if idle_rss else 0,

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use lvs::config::{CliOverrides, EmbeddingProvider, SearchMode, load};
 use lvs::engine::Engine;
-use lvs::indexer::ReindexOptions;
+use lvs::engine::ReindexOptions;
 use lvs::vectors::{Embedder, PRECISION, Precision, VectorIndex};
 use lvs::wire::SearchRequest;
 use serde_json::{Value, json};

@@ -14,10 +14,9 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use crate::config::{self, Command, ParsedArgs};
-use crate::engine::Engine;
+use crate::engine::{Engine, ReindexOptions};
 use crate::error::{Error, Result};
-use crate::indexer::{Progress, ReindexOptions};
-use crate::wire::{IndexingStatus, OutlineRequest, ReadRequest, SearchRequest, SynchronizationStatus};
+use crate::wire::{OutlineRequest, ReadRequest, ReindexProgress, SearchRequest};
 
 /// Runs the program with `args` (including the program name) and returns the exit code.
 pub fn main(args: Vec<String>) -> ExitCode {
@@ -93,7 +92,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             if json { print_json(&response) } else { print_text(&render::search(&response, color)) }
         }
         Command::Status { json } => {
-            let status = engine.status(IndexingStatus::default(), SynchronizationStatus::default());
+            let status = engine.status();
             if json { print_json(&status) } else { print_text(&render::status(&status)) }
         }
         Command::Read { path, pointer, json } => {
@@ -118,14 +117,14 @@ fn reindex_with_progress(engine: &Engine, opts: ReindexOptions) -> Result<crate:
         );
         bar
     });
-    let mut on_progress = |p: &Progress| {
+    let mut on_progress = |p: &ReindexProgress| {
         if let Some(bar) = &bar {
-            if let Some(total) = p.total {
+            if let Some(total) = p.total_files {
                 bar.set_length(total);
             }
-            bar.set_position(p.processed);
-            if let Some((done, total)) = p.embedding {
-                bar.set_message(format!("embedding {done}/{total} chunks"));
+            bar.set_position(p.processed_files);
+            if let Some(e) = &p.embedding {
+                bar.set_message(format!("embedding {}/{} chunks", e.embedded_chunks, e.total_chunks));
             } else if let Some(path) = &p.current_path {
                 bar.set_message(path.clone());
             }

@@ -13,23 +13,25 @@ mod mutate;
 mod search;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+
+pub use crate::indexer::ReindexOptions;
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
-use crate::config::{Config, EmbeddingConfig, EmbeddingProvider, Loaded};
-use crate::error::{Error, ErrorCode, Result};
+use crate::config::{Config, EmbeddingProvider, Loaded};
+use crate::error::{Error, Result};
 use crate::indexer::{
-    FileWatcher, IndexLayout, Indexer, Progress, ReindexOptions, SCHEMA_VERSION, Snapshot, Synchronizer,
-    WATCHER_PATH, compatibility, lexical_manifest, watch,
+    FileWatcher, IndexLayout, IndexService, Indexer, SCHEMA_VERSION, ServiceParts, Snapshot, WATCHER_PATH,
+    compatibility, lexical_manifest, watch,
 };
 use crate::lexical::{ANALYZER_VERSION, LexicalIndex};
 use crate::markdown::{Anchor, Document, ElementKind, ReadLimits, outline, read_slice};
 use crate::table::Table;
 use crate::text::rfc3339_utc;
 use crate::wire::{
-    Compatibility, IndexingStatus, ListFilesRequest, ListFilesResponse, ListedFile, MarkdownSlice,
-    OutlineNode, OutlineRequest, OutlineResponse, ProjectStatus, ReadRequest, ReindexResult, SliceElement,
-    StatusResponse, SynchronizationStatus, TableColumn, TableProjection, TableRow, VectorStatus,
+    Compatibility, ListFilesRequest, ListFilesResponse, ListedFile, MarkdownSlice, OutlineNode,
+    OutlineRequest, OutlineResponse, ProjectStatus, ReadRequest, ReindexProgress, ReindexRequest,
+    ReindexResult, ReindexStartResponse, SliceElement, StatusResponse, TableColumn, TableProjection,
+    TableRow, VectorStatus,
 };
 use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
 
@@ -41,7 +43,8 @@ pub struct Engine {
     config: Config,
     warnings: Vec<String>,
     core: Arc<Core>,
-    sync: Arc<Synchronizer>,
+    /// The one owner of background index work (edits, reindexes, vector catch-up).
+    service: Arc<IndexService>,
     watcher: Mutex<Option<FileWatcher>>,
     /// The query-time embedding client (embeddings on; created on first semantic search).
     embedder: Mutex<Option<Arc<crate::vectors::Embedder>>>,
@@ -49,91 +52,38 @@ pub struct Engine {
     vectors: Mutex<Option<search::VectorReader>>,
 }
 
-/// What both the engine and the background synchronizer use.
+/// What both the engine and the indexing service use.
 struct Core {
     workspace: Arc<Workspace>,
     filter: GlobFilter,
     chunk_options: ChunkOptions,
     layout: IndexLayout,
-    /// The embedding settings when embeddings are on (the writer keeps vectors up to date).
-    embedding: Option<EmbeddingConfig>,
-    reader: Mutex<Option<LexicalIndex>>,
-    /// The writer, kept open while edits keep coming (released when the synchronizer idles),
-    /// so a burst of edits does not pay for opening the stores and joining tantivy's threads.
-    writer: Mutex<Option<Indexer>>,
+    /// The shared lexical reader: searches clone the `Arc` and rank without a lock; the service
+    /// reloads it after each commit.
+    reader: Mutex<Option<Arc<LexicalIndex>>>,
 }
 
-/// How long a writer waits for another writer of this project before giving up.
-const WRITER_WAIT: Duration = Duration::from_secs(60);
-
 impl Core {
-    /// Runs `f` with the writer, opening it (and waiting while another process holds the writer
-    /// lock) when it is not open yet. A failed `f` closes the writer.
-    fn with_indexer<T>(&self, f: impl FnOnce(&mut Indexer) -> Result<T>) -> Result<T> {
-        let mut guard =
-            self.writer.lock().map_err(|_| Error::internal("the index writer lock was poisoned"))?;
-        if guard.is_none() {
-            let deadline = Instant::now() + WRITER_WAIT;
-            let opened = loop {
-                match Indexer::open(
-                    Arc::clone(&self.workspace),
-                    self.filter.clone(),
-                    self.chunk_options,
-                    &self.layout,
-                    self.embedding.as_ref(),
-                ) {
-                    Err(e)
-                        if e.code == ErrorCode::IndexNotReady
-                            && e.message.starts_with("Another")
-                            && Instant::now() < deadline =>
-                    {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    other => break other?,
-                }
-            };
-            *guard = Some(opened);
+    /// The lexical reader, opened on first use.
+    fn lexical(&self) -> Result<Arc<LexicalIndex>> {
+        if let Some(index) = self.reader_slot()?.as_ref() {
+            return Ok(Arc::clone(index));
         }
-        let outcome = match guard.as_mut() {
-            Some(indexer) => f(indexer),
-            None => Err(Error::internal("the index writer could not be opened")),
-        };
-        if outcome.is_err() {
-            *guard = None;
-        }
-        outcome
+        let opened = Arc::new(LexicalIndex::open_or_create(&self.layout.lexical_dir())?);
+        Ok(Arc::clone(self.reader_slot()?.get_or_insert(opened)))
     }
 
-    /// Embeds the vectors edits left pending, if the writer is open (after edits).
-    fn catch_up_vectors(&self) {
-        if self.embedding.is_none() {
-            return;
-        }
-        let Ok(mut guard) = self.writer.lock() else { return };
-        if let Some(ix) = guard.as_mut()
-            && let Err(e) = ix.catch_up_vectors()
+    fn reader_slot(&self) -> Result<std::sync::MutexGuard<'_, Option<Arc<LexicalIndex>>>> {
+        self.reader.lock().map_err(|_| Error::internal("the index reader lock was poisoned"))
+    }
+
+    /// Makes the reader see the last commit (no-op before the first search opened it).
+    fn reload_reader(&self) {
+        let open = self.reader_slot().ok().and_then(|slot| slot.clone());
+        if let Some(index) = open
+            && let Err(e) = index.reload()
         {
-            tracing::warn!("could not update the vectors after an edit: {}", e.message);
-        }
-    }
-
-    /// Closes the writer so other processes can write (and tantivy finishes its merges).
-    fn release_indexer(&self) {
-        let taken = self.writer.lock().ok().and_then(|mut g| g.take());
-        drop(taken);
-    }
-
-    /// Reconciles `paths` and makes the reader see the result.
-    fn reconcile(&self, paths: &[RelPath]) -> Result<()> {
-        self.with_indexer(|ix| ix.reconcile(paths))?;
-        self.reload_reader()
-    }
-
-    fn reload_reader(&self) -> Result<()> {
-        let guard = self.reader.lock().map_err(|_| Error::internal("the index reader lock was poisoned"))?;
-        match guard.as_ref() {
-            Some(index) => index.reload(),
-            None => Ok(()),
+            tracing::warn!("could not reload the lexical index: {}", e.message);
         }
     }
 }
@@ -164,26 +114,41 @@ impl Engine {
             filter,
             chunk_options,
             layout,
-            embedding: config.embedding.is_enabled().then(|| config.embedding.clone()),
             reader: Mutex::new(None),
-            writer: Mutex::new(None),
         });
-        let worker_core = Arc::clone(&core);
-        let idle_core = Arc::clone(&core);
-        let sync = Arc::new(Synchronizer::start(
-            Box::new(move |paths: &[RelPath]| worker_core.reconcile(paths)),
-            Box::new(move |shutdown: bool| {
-                if !shutdown {
-                    idle_core.catch_up_vectors();
-                }
-                idle_core.release_indexer();
+        let embedding = config.embedding.is_enabled().then(|| config.embedding.clone());
+        // The indexing client is made on the embedding thread at its first request, so opening
+        // an engine (every CLI command, a server start) builds no HTTP client.
+        let embed = embedding.clone().map(|e| {
+            let client = std::sync::OnceLock::new();
+            Box::new(move |texts: &[&str]| {
+                client
+                    .get_or_init(|| crate::vectors::Embedder::new(&e, None))
+                    .as_ref()
+                    .map_err(Clone::clone)?
+                    .embed(texts)
+            }) as Box<crate::indexer::EmbedFn>
+        });
+        let open_core = Arc::clone(&core);
+        let commit_core = Arc::clone(&core);
+        let service = Arc::new(IndexService::start(ServiceParts {
+            open: Box::new(move || {
+                Indexer::open(
+                    Arc::clone(&open_core.workspace),
+                    open_core.filter.clone(),
+                    open_core.chunk_options,
+                    &open_core.layout,
+                    embedding.as_ref(),
+                )
             }),
-        ));
+            embed,
+            on_commit: Box::new(move || commit_core.reload_reader()),
+        }));
         Ok(Engine {
             config,
             warnings,
             core,
-            sync,
+            service,
             watcher: Mutex::new(None),
             embedder: Mutex::new(None),
             vectors: Mutex::new(None),
@@ -286,64 +251,63 @@ impl Engine {
         })
     }
 
-    /// Runs a reindex in this thread (takes the writer lock; waits for another writer of this
-    /// process or another one to finish first, up to a minute).
+    /// Runs a reindex and waits for it (joins a reindex already running in this process; the
+    /// writer waits up to a minute for another process's writer), reporting progress.
     pub fn reindex(
         &self,
         opts: ReindexOptions,
-        progress: &mut dyn FnMut(&Progress),
+        progress: &mut dyn FnMut(&ReindexProgress),
     ) -> Result<ReindexResult> {
-        let result = self.core.with_indexer(|ix| ix.reindex(opts, progress));
-        self.core.release_indexer();
-        let result = result?;
-        self.sync.clear_all();
-        self.core.reload_reader()?;
-        Ok(result)
+        self.service.run_reindex(opts, progress)
     }
 
-    /// Starts watching the knowledge-base root for external edits (`watchFiles`).
+    /// `kb_reindex`: starts a reindex in the background, or reports the running one.
+    pub fn start_reindex(&self, req: &ReindexRequest) -> Result<ReindexStartResponse> {
+        let all = match req.scope.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            None | Some("changed") => false,
+            Some("all") => true,
+            Some(other) => {
+                return Err(Error::invalid_argument(format!(
+                    "scope '{other}' is not valid; use changed or all."
+                )));
+            }
+        };
+        Ok(self.service.request_reindex(ReindexOptions { all, force: req.force.unwrap_or(false) }))
+    }
+
+    /// Starts watching the knowledge-base root for external edits (`watchFiles`). A failure is
+    /// also shown in `kb_status.synchronization`.
     pub fn start_watching(&self) -> Result<()> {
-        let on_change = {
-            let sync = Arc::clone(&self.sync);
-            Box::new(move |rel: RelPath| {
-                sync.schedule(&rel);
-            })
-        };
-        let on_error = {
-            let sync = Arc::clone(&self.sync);
-            Box::new(move |message: String| sync.report_error(WATCHER_PATH, message))
-        };
+        let outcome = self.watch();
+        if let Err(e) = &outcome {
+            self.service.report_error(WATCHER_PATH, e.message.clone());
+        }
+        outcome
+    }
+
+    fn watch(&self) -> Result<()> {
+        let (changes, errors) = (Arc::clone(&self.service), Arc::clone(&self.service));
         let watcher = watch(
             self.core.workspace.root().to_path_buf(),
             self.core.workspace.internal_dir_name().to_owned(),
             self.core.filter.clone(),
-            on_change,
-            on_error,
+            Box::new(move |rel: RelPath| {
+                changes.schedule(&rel);
+            }),
+            Box::new(move |message: String| errors.report_error(WATCHER_PATH, message)),
         )?;
         *self.watcher.lock().map_err(|_| Error::internal("the watcher lock was poisoned"))? = Some(watcher);
         Ok(())
     }
 
-    /// The background synchronizer (pending edits, watcher errors).
-    pub fn synchronizer(&self) -> &Synchronizer {
-        &self.sync
-    }
-
+    /// Runs `f` with the shared lexical reader; no lock is held while it runs.
     fn with_reader<T>(&self, f: impl FnOnce(&LexicalIndex) -> Result<T>) -> Result<T> {
-        let mut guard =
-            self.core.reader.lock().map_err(|_| Error::internal("the index reader lock was poisoned"))?;
-        if guard.is_none() {
-            *guard = Some(LexicalIndex::open_or_create(&self.core.layout.lexical_dir())?);
-        }
-        match guard.as_ref() {
-            Some(index) => f(index),
-            None => Err(Error::internal("the index reader could not be opened")),
-        }
+        let index = self.core.lexical()?;
+        f(&index)
     }
 
-    /// `kb_status`; `indexing` and `synchronization` come from the caller (the server's
-    /// coordinator), so the CLI passes defaults.
-    pub fn status(&self, indexing: IndexingStatus, synchronization: SynchronizationStatus) -> StatusResponse {
+    /// `kb_status`: the index on disk, pending edits, the running or last reindex, vectors.
+    pub fn status(&self) -> StatusResponse {
         let snapshot = Snapshot::read(&self.core.layout);
         let current = lexical_manifest(&self.core.chunk_options);
         let compat = match &snapshot {
@@ -366,8 +330,8 @@ impl Engine {
                 chunks: snapshot.as_ref().map_or(0, |s| s.chunks),
                 last_indexed_at_utc: snapshot.as_ref().map(|s| s.last_indexed_at_utc.clone()),
             },
-            synchronization,
-            indexing,
+            synchronization: self.service.synchronization(),
+            indexing: self.service.indexing(),
             index_mode: if enabled { "vector-enabled" } else { "lexical" }.to_owned(),
             embedding_provider: embedding.provider.as_str().to_owned(),
             compatibility: compat,

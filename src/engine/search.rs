@@ -32,6 +32,7 @@ type VectorCandidate = (u64, f32);
 impl Engine {
     /// `kb_search`.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        self.service.check_searchable()?;
         let query = req.query.trim();
         if query.is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));

@@ -16,7 +16,7 @@
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
 mod layout;
-mod sync;
+mod service;
 mod vectors;
 mod watch;
 
@@ -25,9 +25,9 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use layout::{IndexLayout, Snapshot, WriterLock};
-pub use sync::{ReconcileFn, Synchronizer, WATCHER_PATH};
-pub use vectors::VectorState;
+pub use service::{EmbedFn, IDLE_AFTER, IndexService, ServiceParts, WATCHER_PATH};
 use vectors::VectorSync;
+pub use vectors::{EmbedJob, VectorState};
 pub use watch::{FileWatcher, QUIET_PERIOD, watch};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk, embedding_text_hash};
@@ -60,8 +60,6 @@ pub struct Progress {
     pub current_path: Option<String>,
     /// The index is being rebuilt from scratch.
     pub destructive: bool,
-    /// Vector catch-up after the lexical commit: `(embedded, to embed)` chunks.
-    pub embedding: Option<(u64, u64)>,
 }
 
 /// What to reindex.
@@ -141,8 +139,7 @@ impl Indexer {
         embedding: Option<&EmbeddingConfig>,
     ) -> Result<Self> {
         let lock = WriterLock::acquire(layout)?;
-        let vectors =
-            embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout)).transpose()?;
+        let vectors = embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout));
         let store = Store::open(&layout.store_path())?;
         let lexical = LexicalIndex::open_or_create(&layout.lexical_dir())?;
         let writer = lexical.writer(WRITER_HEAP_BYTES)?;
@@ -300,34 +297,16 @@ impl Indexer {
         self.commit(batch)?;
         state.current_path = None;
         progress(&state);
-        let mut warnings = Vec::new();
         if !result.failed_files.is_empty() {
-            warnings.push(format!(
+            result.warning = Some(format!(
                 "{} file(s) could not be indexed; see failedFiles, fix or exclude them.",
                 result.failed_files.len()
             ));
         }
-        let mut on_embed = |done: u64, total: u64| {
-            state.embedding = Some((done, total));
-            progress(&state);
-        };
-        warnings.extend(self.sync_vectors(opts.force, false, &mut on_embed)?);
-        result.warning = (!warnings.is_empty()).then(|| warnings.join(" "));
+        if let Some(v) = self.vectors.as_mut() {
+            v.after_commit(0, false);
+        }
         Ok(result)
-    }
-
-    /// Catches the vectors up with the last commit (no-op in lexical mode) and refreshes the
-    /// status snapshot. Embedding failures are a warning, never an error: lexical is committed.
-    fn sync_vectors(
-        &mut self,
-        force: bool,
-        edit: bool,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<Option<String>> {
-        let Some(vectors) = self.vectors.as_mut() else { return Ok(None) };
-        let warning = vectors.sync(&self.store, force, edit, progress)?;
-        self.write_snapshot()?;
-        Ok(warning)
     }
 
     /// Brings the given paths up to date (after a mutation or a watched change). Missing files
@@ -372,19 +351,61 @@ impl Indexer {
             }
         }
         if let Some(v) = self.vectors.as_mut() {
-            v.add_pending(written);
+            v.after_commit(written, true);
         }
         self.commit(batch)?;
         Ok(changed)
     }
 
-    /// Embeds what edits left pending (the synchronizer calls this when edits pause, so an
-    /// edit is searchable lexically without waiting for the embedding endpoint).
-    pub fn catch_up_vectors(&mut self) -> Result<()> {
-        if let Some(w) = self.sync_vectors(false, true, &mut |_, _| {})? {
-            tracing::warn!("{w}");
+    /// Whether embeddings are on for this writer.
+    pub fn has_vectors(&self) -> bool {
+        self.vectors.is_some()
+    }
+
+    /// Before a reindex's vector catch-up: checks the stored vectors (`force` rebuilds
+    /// incompatible ones). Returns a warning when they need a forced rebuild.
+    pub fn vectors_prepare(&mut self, force: bool) -> Result<Option<String>> {
+        let Some(v) = self.vectors.as_mut() else { return Ok(None) };
+        let warning = v.prepare(&self.store, force)?;
+        self.write_snapshot()?;
+        Ok(warning)
+    }
+
+    /// Whether the vector catch-up has a step to take (`reindex`: retry the endpoint whatever
+    /// the back-off after a failure says).
+    pub fn vectors_have_work(&self, reindex: bool) -> bool {
+        self.vectors.as_ref().is_some_and(|v| v.has_work(reindex))
+    }
+
+    /// One catch-up step: copies what it can and returns the next embedding request, or `None`
+    /// when nothing is left to request now (what was done is saved then).
+    pub fn vectors_next_job(&mut self, reindex: bool) -> Result<Option<EmbedJob>> {
+        let Some(v) = self.vectors.as_mut() else { return Ok(None) };
+        let job = v.next_job(&self.store, reindex)?;
+        if job.is_none() {
+            self.write_snapshot()?;
         }
-        Ok(())
+        Ok(job)
+    }
+
+    /// Takes an embedding request's answer; returns the failure warning when it failed.
+    pub fn vectors_accept(&mut self, job: EmbedJob, answer: Result<Vec<Vec<f32>>>) -> Result<Option<String>> {
+        let Some(v) = self.vectors.as_mut() else { return Ok(None) };
+        let warning = v.accept(&self.store, job, answer)?;
+        self.write_snapshot()?;
+        Ok(warning)
+    }
+
+    /// `(done, total)` chunks of the running vector catch-up.
+    pub fn vectors_progress(&self) -> Option<(u64, u64)> {
+        self.vectors.as_ref().map(VectorSync::progress)
+    }
+
+    /// Saves the vectors embedded since the last save (before the writer closes).
+    pub fn vectors_persist(&mut self) -> Result<()> {
+        let Some(v) = self.vectors.as_mut() else { return Ok(()) };
+        v.persist(&self.store)?;
+        self.write_snapshot()
     }
 
     fn index_file(

@@ -124,3 +124,176 @@ fn unreadable_files_are_reported_not_fatal_and_reconcile_follows_edits() {
     assert_eq!(ix.reconcile(&[ok]).unwrap(), 1);
     assert!(search_paths(&layout, "奈良").is_empty());
 }
+
+// ---- The indexing service's bookkeeping (deterministic: no threads, no clocks) ----
+
+mod queue {
+    use super::service::Queue;
+
+    #[test]
+    fn a_completion_clears_only_the_generation_it_covered() {
+        let mut q = Queue::default();
+        let g1 = q.schedule("a.md");
+        let batch = q.take_batch();
+        assert_eq!(batch, vec![("a.md".to_owned(), g1)]);
+        // A newer change arrives while the batch is being indexed.
+        let g2 = q.schedule("a.md");
+        q.complete(&batch, Ok(()));
+        assert!(q.is_synced("a.md", g1), "the first change is in the index");
+        assert!(!q.is_synced("a.md", g2), "the newer change must stay pending");
+        assert_eq!(q.status().paths, vec!["a.md"]);
+        let batch = q.take_batch();
+        q.complete(&batch, Ok(()));
+        assert!(q.is_synced("a.md", g2));
+        assert_eq!(q.status().pending_files, 0);
+    }
+
+    #[test]
+    fn a_failed_batch_keeps_its_paths_dirty_with_the_error_until_a_success() {
+        let mut q = Queue::default();
+        let g = q.schedule("b.md");
+        let batch = q.take_batch();
+        q.complete(&batch, Err("disk full".to_owned()));
+        let s = q.status();
+        assert_eq!((s.pending_files, s.last_error.as_deref()), (1, Some("disk full")));
+        assert!(!q.is_synced("b.md", g));
+        assert!(!q.has_queued(), "a failed path waits for the next change or a reindex");
+        q.schedule("b.md");
+        let batch = q.take_batch();
+        q.complete(&batch, Ok(()));
+        assert_eq!(q.status().last_error, None);
+        assert_eq!(q.status().pending_files, 0);
+    }
+
+    #[test]
+    fn a_full_reindex_clears_what_is_not_queued_again() {
+        let mut q = Queue::default();
+        q.schedule("a.md");
+        let _taken = q.take_batch();
+        q.report_error(super::WATCHER_PATH, "watch failed".to_owned());
+        q.schedule("c.md");
+        q.clear_all();
+        assert_eq!(q.status().paths, vec!["c.md"], "c.md is still queued");
+        assert_eq!(q.status().last_error.as_deref(), Some("watch failed"));
+        let batch = q.take_batch();
+        q.complete(&batch, Ok(()));
+        assert_eq!(q.status().last_error, None);
+    }
+
+    #[test]
+    fn pending_paths_are_listed_in_path_order() {
+        let mut q = Queue::default();
+        for p in ["b/z.md", "a.md", "b/a.md", "B.md"] {
+            q.schedule(p);
+        }
+        let paths = q.status().paths;
+        let mut sorted = paths.clone();
+        sorted.sort_by(|a, b| crate::workspace::compare_paths(a, b));
+        assert_eq!(paths, sorted);
+        assert_eq!(paths.len(), 4);
+    }
+}
+
+mod reindex_gate {
+    use super::super::Progress;
+    use super::service::ReindexSlot;
+    use crate::ErrorCode;
+    use crate::indexer::ReindexOptions;
+    use crate::wire::ReindexResult;
+
+    #[test]
+    fn a_second_request_joins_the_running_one() {
+        let mut slot = ReindexSlot::default();
+        let first = slot.request(ReindexOptions { all: true, force: false });
+        assert!(first.started);
+        let second = slot.request(ReindexOptions::default());
+        assert!(!second.started);
+        assert_eq!(second.current.unwrap().scope, "all", "the running run is reported");
+        assert!(slot.status().is_running);
+    }
+
+    #[test]
+    fn searches_are_refused_only_while_a_destructive_rebuild_runs() {
+        let mut slot = ReindexSlot::default();
+        slot.check_searchable().unwrap();
+        slot.request(ReindexOptions { all: false, force: true });
+        slot.progress(&Progress { processed: 0, total: Some(3), current_path: None, destructive: false });
+        slot.check_searchable().expect("an incremental pass keeps search open");
+        slot.progress(&Progress { processed: 1, total: None, current_path: None, destructive: true });
+        let err = slot.check_searchable().unwrap_err();
+        assert_eq!(err.code, ErrorCode::IndexNotReady);
+        assert!(err.message.contains("kb_status"), "{}", err.message);
+        // Later progress without the flag does not reopen it: only the lexical commit does.
+        slot.progress(&Progress { processed: 2, total: None, current_path: None, destructive: false });
+        assert!(slot.check_searchable().is_err());
+        slot.lexical_done();
+        slot.check_searchable().expect("vectors catching up do not block search");
+        slot.embedding((5, 10));
+        assert_eq!(slot.status().current.unwrap().embedding.unwrap().embedded_chunks, 5);
+        slot.finish(Ok(ReindexResult::default()));
+        let status = slot.status();
+        assert!(!status.is_running);
+        assert_eq!(status.last.unwrap().outcome, "succeeded");
+    }
+
+    #[test]
+    fn a_failed_run_is_reported_and_frees_the_slot() {
+        let mut slot = ReindexSlot::default();
+        slot.request(ReindexOptions::default());
+        slot.progress(&Progress { processed: 0, total: None, current_path: None, destructive: true });
+        slot.finish(Err(crate::Error::internal("boom")));
+        slot.check_searchable().unwrap();
+        let last = slot.status().last.unwrap();
+        assert_eq!((last.outcome.as_str(), last.error.as_deref()), ("failed", Some("boom")));
+        assert!(slot.request(ReindexOptions::default()).started);
+    }
+}
+
+mod debounce {
+    use std::time::{Duration, Instant};
+
+    use super::super::watch::Debouncer;
+    use crate::indexer::QUIET_PERIOD;
+    use crate::workspace::RelPath;
+
+    fn rel(p: &str) -> RelPath {
+        RelPath::new(p).unwrap()
+    }
+
+    #[test]
+    fn a_path_is_due_only_after_its_quiet_period() {
+        let t0 = Instant::now();
+        let mut d = Debouncer::default();
+        d.note(rel("a.md"), t0);
+        assert!(d.due(t0 + QUIET_PERIOD - Duration::from_millis(1)).is_empty());
+        let due = d.due(t0 + QUIET_PERIOD);
+        assert_eq!(due.iter().map(RelPath::as_str).collect::<Vec<_>>(), vec!["a.md"]);
+        assert!(d.due(t0 + QUIET_PERIOD * 10).is_empty(), "handed over once");
+    }
+
+    #[test]
+    fn every_event_restarts_the_quiet_period_of_its_path_only() {
+        let t0 = Instant::now();
+        let step = QUIET_PERIOD / 2;
+        let mut d = Debouncer::default();
+        d.note(rel("busy.md"), t0);
+        d.note(rel("calm.md"), t0);
+        // An editor keeps writing busy.md every half period.
+        d.note(rel("busy.md"), t0 + step);
+        let due = d.due(t0 + QUIET_PERIOD);
+        assert_eq!(due.iter().map(RelPath::as_str).collect::<Vec<_>>(), vec!["calm.md"]);
+        d.note(rel("busy.md"), t0 + step * 2);
+        assert!(d.due(t0 + step * 3).is_empty());
+        let due = d.due(t0 + step * 2 + QUIET_PERIOD);
+        assert_eq!(due.iter().map(RelPath::as_str).collect::<Vec<_>>(), vec!["busy.md"]);
+    }
+
+    #[test]
+    fn an_event_from_the_past_is_due_at_once() {
+        let t0 = Instant::now();
+        let mut d = Debouncer::default();
+        d.note(rel("a.md"), t0 + QUIET_PERIOD);
+        // A clock read before the event (the poller raced it) never underflows.
+        assert!(d.due(t0).is_empty());
+    }
+}

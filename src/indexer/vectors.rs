@@ -7,7 +7,7 @@
 //! instead of a new request. When the endpoint fails, what was embedded is kept, the rest stays
 //! pending with the error in the status, and the next reindex or edit tries again.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -18,7 +18,7 @@ use crate::config::EmbeddingConfig;
 use crate::error::Result;
 use crate::store::Store;
 use crate::text::rfc3339_utc;
-use crate::vectors::{Embedder, VECTOR_FILE, VectorIndex, check_dimensions, vector_manifest};
+use crate::vectors::{VECTOR_FILE, VectorIndex, check_dimensions, vector_manifest};
 
 use super::{IndexLayout, compatibility, incompatible_message};
 
@@ -28,9 +28,6 @@ const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(30);
 
 /// Vectors embedded between two saves of a long catch-up (bounds the work a crash loses).
 const SAVE_EVERY: usize = 2_048;
-
-/// Chunk records read from the store at a time.
-const READ_CHUNKS: usize = 512;
 
 /// What the status shows about vectors (kept in `status.json`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,37 +45,84 @@ pub struct VectorState {
     pub manifest: BTreeMap<String, String>,
 }
 
-/// The vector side of the writer.
+/// One embedding request's worth of chunks: sent to the embedding thread by the indexing
+/// service, handed back to [`VectorSync::accept`] with the vectors (or the failure).
+#[derive(Debug)]
+pub struct EmbedJob {
+    /// Chunk ids, in input order.
+    pub ids: Vec<u64>,
+    /// Their embedding-text hashes.
+    pub hashes: Vec<String>,
+    /// The texts to embed (`contract.md` §5.8).
+    pub texts: Vec<String>,
+}
+
+/// What is left to do for the vectors to match the store.
+#[derive(Default)]
+struct Plan {
+    /// Chunk ids without a vector, in id order.
+    missing: VecDeque<u64>,
+    /// Ids put aside while embedding requests are off (back-off, failure in this run).
+    deferred: Vec<u64>,
+    /// Ids with a vector but no chunk any more, removed when the plan is done.
+    orphans: Vec<u64>,
+    /// Chunks to embed or copy when the plan was made (progress).
+    total: u64,
+    /// Chunks done since.
+    done: u64,
+}
+
+/// The vector side of the writer: a resumable catch-up the indexing service drives one
+/// embedding request at a time, so edits are indexed between two requests and no network call
+/// runs while the writer is needed.
 pub struct VectorSync {
-    embedder: Embedder,
     manifest: BTreeMap<String, String>,
     dims: usize,
+    batch_size: usize,
     include_heading_context: bool,
     path: PathBuf,
     index: Option<VectorIndex>,
+    /// Ids in the in-memory index → embedding-text hash.
     present: HashMap<u64, String>,
+    /// Embedding-text hash → an id holding its vector (copies instead of requests).
+    by_hash: HashMap<String, u64>,
+    /// Changes to the in-memory index not yet saved with the store's record of them.
+    unsaved_added: Vec<(u64, String)>,
+    unsaved_removed: Vec<u64>,
+    /// `None` after a commit: recomputed from the store before the next step.
+    plan: Option<Plan>,
+    /// The stored manifest has been checked (by a reindex, or by the first background step).
+    prepared: bool,
+    /// Set while the stored vectors are incompatible and no forced rebuild was asked for.
+    blocked: bool,
     state: VectorState,
+    /// Requests are off until this instant after a failure (edits only copy meanwhile).
     retry_after: Option<Instant>,
+    /// A failure stops requests until a reindex or an edit after the back-off asks again.
+    paused: bool,
 }
 
 impl VectorSync {
     /// The vector side for `config` (only called when embeddings are on).
-    pub fn new(
-        config: &EmbeddingConfig,
-        include_heading_context: bool,
-        layout: &IndexLayout,
-    ) -> Result<Self> {
-        Ok(VectorSync {
-            embedder: Embedder::new(config, None)?,
+    pub fn new(config: &EmbeddingConfig, include_heading_context: bool, layout: &IndexLayout) -> Self {
+        VectorSync {
             manifest: vector_manifest(config, include_heading_context),
             dims: config.effective_dimensions() as usize,
+            batch_size: config.batch_size.max(1),
             include_heading_context,
             path: layout.dir().join(VECTOR_FILE),
             index: None,
             present: HashMap::new(),
+            by_hash: HashMap::new(),
+            unsaved_added: Vec::new(),
+            unsaved_removed: Vec::new(),
+            plan: None,
+            prepared: false,
+            blocked: false,
             state: VectorState::default(),
             retry_after: None,
-        })
+            paused: false,
+        }
     }
 
     /// Starts from what the store records (and the last error the previous writer saw), so the
@@ -96,27 +140,25 @@ impl VectorSync {
         Ok(())
     }
 
-    /// Counts chunks just written lexically as waiting for vectors (until the next sync
-    /// computes the exact number).
-    pub fn add_pending(&mut self, chunks: u64) {
-        self.state.pending += chunks;
-    }
-
     /// The state for the status snapshot.
     pub fn state(&self) -> &VectorState {
         &self.state
     }
 
-    /// Brings the vectors up to date with the store. Returns a warning when vectors are left
-    /// pending (endpoint failure, incompatible vectors without `force`). `edit` is true for the
-    /// catch-up after an edit, which skips the endpoint for a while after a failure.
-    pub fn sync(
-        &mut self,
-        store: &Store,
-        force: bool,
-        edit: bool,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<Option<String>> {
+    /// A lexical commit changed the chunks: the plan is recomputed before the next step. An
+    /// edit after the back-off lets requests resume (`edit`), as does a reindex.
+    pub fn after_commit(&mut self, written: u64, edit: bool) {
+        self.plan = None;
+        self.state.pending += written;
+        if edit && self.retry_after.is_none_or(|t| Instant::now() >= t) {
+            self.paused = false;
+        }
+    }
+
+    /// Checks the stored manifest before a reindex's catch-up; `force` rebuilds incompatible
+    /// vectors. Returns a warning when the vectors cannot be used without a forced rebuild.
+    pub fn prepare(&mut self, store: &Store, force: bool) -> Result<Option<String>> {
+        self.prepared = true;
         let stored = store.vector_manifest()?;
         let mut reset = None;
         if stored.is_empty() {
@@ -126,6 +168,7 @@ impl VectorSync {
             if !c.is_compatible {
                 if !force {
                     let message = incompatible_message("Vector index", &c);
+                    self.blocked = true;
                     self.state.manifest = stored;
                     self.state.last_error = Some(message.clone());
                     return Ok(Some(format!(
@@ -135,134 +178,244 @@ impl VectorSync {
                 reset = Some(self.manifest.clone());
             }
         }
+        self.blocked = false;
         if let Some(manifest) = &reset {
             // A new or rebuilt vector store: drop the file and every record of it.
             self.index = None;
             self.present.clear();
+            self.by_hash.clear();
+            self.unsaved_added.clear();
+            self.unsaved_removed.clear();
             let _ = std::fs::remove_file(&self.path);
             store.update_vectors(Some(manifest), &[], &[])?;
         }
         self.state.manifest = self.manifest.clone();
+        self.plan = None;
+        self.paused = false;
         self.open(store)?;
-        let Some(index) = self.index.as_mut() else { return Ok(None) };
+        Ok(None)
+    }
 
+    /// Whether a step would send a request now (`reindex`: a reindex's catch-up, which retries
+    /// the endpoint whatever the back-off says).
+    fn requests_allowed(&self, reindex: bool) -> bool {
+        reindex || (!self.paused && self.retry_after.is_none_or(|t| Instant::now() >= t))
+    }
+
+    /// Whether [`VectorSync::next_job`] has anything to do: a plan to make or to work through.
+    pub fn has_work(&self, reindex: bool) -> bool {
+        if self.blocked {
+            return false;
+        }
+        match &self.plan {
+            None => true,
+            Some(_) if !self.prepared => true,
+            Some(p) => {
+                !p.missing.is_empty()
+                    || !p.orphans.is_empty()
+                    || !p.deferred.is_empty() && self.requests_allowed(reindex)
+                    || !self.unsaved_added.is_empty()
+                    || !self.unsaved_removed.is_empty()
+            }
+        }
+    }
+
+    /// `(done, total)` of the current plan, for progress.
+    pub fn progress(&self) -> (u64, u64) {
+        self.plan.as_ref().map_or((0, 0), |p| (p.done, p.total))
+    }
+
+    /// Makes the plan when there is none: missing ids and orphans listed.
+    fn ensure_plan(&mut self, store: &Store) -> Result<()> {
+        if self.plan.is_some() {
+            return Ok(());
+        }
+        self.open(store)?;
+        if self.index.is_none() {
+            self.plan = Some(Plan::default());
+            return Ok(());
+        }
         let desired: BTreeSet<u64> = store.documents()?.into_values().flat_map(|d| d.chunk_ids).collect();
+        // Orphans are removed when the plan is done: they may be the source of a copy.
         let orphans: Vec<u64> = self.present.keys().filter(|k| !desired.contains(k)).copied().collect();
-        let missing: Vec<u64> = desired.iter().filter(|k| !self.present.contains_key(k)).copied().collect();
+        let missing: VecDeque<u64> =
+            desired.iter().filter(|k| !self.present.contains_key(k)).copied().collect();
         self.state.pending = missing.len() as u64;
-        if missing.is_empty() && orphans.is_empty() {
-            self.state.vectors = self.present.len() as u64;
-            self.clear_error();
+        self.state.vectors = self.present.len() as u64;
+        self.plan = Some(Plan { total: missing.len() as u64, missing, orphans, ..Plan::default() });
+        Ok(())
+    }
+
+    /// Copies what it can and returns the next request to send, if any. `None` means nothing is
+    /// left to request now; what was done is saved then.
+    pub fn next_job(&mut self, store: &Store, reindex: bool) -> Result<Option<EmbedJob>> {
+        if !self.prepared && self.prepare(store, false)?.is_some() || self.blocked {
             return Ok(None);
         }
-
-        // Group by group (bounded memory): copies for texts that already have a vector, requests
-        // for the rest. Orphans go last, as they may be the source of a copy.
-        let by_hash: HashMap<String, u64> = self.present.iter().map(|(k, h)| (h.clone(), *k)).collect();
-        // Within the back-off after a failure, an edit's catch-up only copies (no request).
-        let backing_off = edit && self.retry_after.is_some_and(|t| Instant::now() < t);
-        let mut failure = if backing_off { self.state.last_error.clone() } else { None };
-        let (mut added, mut removed): (Vec<(u64, String)>, Vec<u64>) = (Vec::new(), Vec::new());
-        let (total, mut done, mut copied, mut since_save) = (missing.len() as u64, 0u64, 0usize, 0usize);
-        progress(0, total);
-        for ids in missing.chunks(READ_CHUNKS) {
+        self.ensure_plan(store)?;
+        let requests = self.requests_allowed(reindex);
+        loop {
+            let Some(plan) = self.plan.as_mut() else { return Ok(None) };
+            if requests && !plan.deferred.is_empty() {
+                let deferred = std::mem::take(&mut plan.deferred);
+                plan.missing.extend(deferred);
+            }
+            let take = plan.missing.len().min(self.batch_size);
+            if take == 0 {
+                let orphans = std::mem::take(&mut plan.orphans);
+                self.remove(&orphans)?;
+                self.persist(store)?;
+                return Ok(None);
+            }
+            let ids: Vec<u64> = plan.missing.drain(..take).collect();
+            let Some(index) = self.index.as_mut() else { return Ok(None) };
+            let mut job = EmbedJob { ids: Vec::new(), hashes: Vec::new(), texts: Vec::new() };
             let mut copies: Vec<(u64, Vec<f32>)> = Vec::new();
-            let mut to_embed: Vec<(u64, String, String)> = Vec::new();
-            for (id, c) in store.chunks(ids)? {
-                match by_hash.get(&c.embedding_text_hash).and_then(|k| index.get(*k)) {
+            for (id, c) in store.chunks(&ids)? {
+                match self.by_hash.get(&c.embedding_text_hash).and_then(|k| index.get(*k)) {
                     Some(v) => {
                         copies.push((id, v));
-                        added.push((id, c.embedding_text_hash));
+                        self.unsaved_added.push((id, c.embedding_text_hash.clone()));
+                        self.by_hash.insert(c.embedding_text_hash.clone(), id);
+                        self.present.insert(id, c.embedding_text_hash);
                     }
                     None => {
-                        let text = embedding_text(
+                        job.texts.push(embedding_text(
                             &c.path,
                             c.heading_path.as_deref(),
                             &c.text,
                             self.include_heading_context,
-                        );
-                        to_embed.push((id, c.embedding_text_hash, text));
+                        ));
+                        job.ids.push(id);
+                        job.hashes.push(c.embedding_text_hash);
                     }
                 }
             }
             let items: Vec<(u64, &[f32])> = copies.iter().map(|(id, v)| (*id, v.as_slice())).collect();
             index.add_many(&items)?;
-            copied += copies.len();
-            done += copies.len() as u64;
-            for batch in to_embed.chunks(self.embedder.batch_size()) {
-                if failure.is_some() {
-                    break;
-                }
-                let texts: Vec<&str> = batch.iter().map(|(_, _, t)| t.as_str()).collect();
-                let vectors = match self.embedder.embed(&texts).and_then(|v| {
-                    check_dimensions(&v, self.dims)?;
-                    Ok(v)
-                }) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        failure = Some(e.message);
-                        break;
-                    }
-                };
-                let items: Vec<(u64, &[f32])> =
-                    batch.iter().zip(&vectors).map(|((id, _, _), v)| (*id, v.as_slice())).collect();
-                index.add_many(&items)?;
-                added.extend(batch.iter().map(|(id, hash, _)| (*id, hash.clone())));
-                done += batch.len() as u64;
-                since_save += batch.len();
-                progress(done, total);
+            plan.done += copies.len() as u64;
+            self.state.pending = self.state.pending.saturating_sub(copies.len() as u64);
+            if job.ids.is_empty() {
+                continue;
             }
-            if since_save >= SAVE_EVERY {
-                persist(index, &self.path, store, &mut added, &mut removed, &mut self.present)?;
-                since_save = 0;
+            if requests {
+                return Ok(Some(job));
             }
+            plan.deferred.extend(job.ids);
         }
-        for id in &orphans {
+    }
+
+    /// Takes a request's answer: inserts the vectors, or records the failure and puts the
+    /// chunks back as pending. Saves every [`SAVE_EVERY`] vectors. Returns the failure warning.
+    pub fn accept(
+        &mut self,
+        store: &Store,
+        job: EmbedJob,
+        answer: Result<Vec<Vec<f32>>>,
+    ) -> Result<Option<String>> {
+        let checked = answer.and_then(|v| {
+            check_dimensions(&v, self.dims)?;
+            if v.len() == job.ids.len() {
+                Ok(v)
+            } else {
+                Err(crate::error::Error::internal("the embedding answer does not match the request"))
+            }
+        });
+        let vectors = match checked {
+            Ok(v) => v,
+            Err(e) => {
+                if let Some(plan) = self.plan.as_mut() {
+                    plan.deferred.extend(&job.ids);
+                }
+                return Ok(Some(self.fail(e.message)));
+            }
+        };
+        let Some(index) = self.index.as_mut() else { return Ok(None) };
+        let items: Vec<(u64, &[f32])> =
+            job.ids.iter().zip(&vectors).map(|(id, v)| (*id, v.as_slice())).collect();
+        index.add_many(&items)?;
+        for (id, hash) in job.ids.iter().zip(job.hashes) {
+            self.by_hash.insert(hash.clone(), *id);
+            self.present.insert(*id, hash.clone());
+            self.unsaved_added.push((*id, hash));
+        }
+        if let Some(plan) = self.plan.as_mut() {
+            plan.done += job.ids.len() as u64;
+        }
+        self.state.pending = self.state.pending.saturating_sub(job.ids.len() as u64);
+        self.clear_error();
+        if self.unsaved_added.len() >= SAVE_EVERY {
+            self.persist(store)?;
+        }
+        Ok(None)
+    }
+
+    /// Removes vectors whose chunks are gone.
+    fn remove(&mut self, ids: &[u64]) -> Result<()> {
+        let Some(index) = self.index.as_mut() else { return Ok(()) };
+        for id in ids {
             index.remove(*id)?;
-            self.present.remove(id);
-        }
-        removed.extend(orphans);
-        persist(index, &self.path, store, &mut added, &mut removed, &mut self.present)?;
-        self.state.vectors = self.present.len() as u64;
-        self.state.pending = desired.len().saturating_sub(self.present.len()) as u64;
-        tracing::info!(
-            copied,
-            embedded = self.state.vectors,
-            pending = self.state.pending,
-            "vectors synchronised"
-        );
-        match failure {
-            None => {
-                self.clear_error();
-                Ok(None)
-            }
-            Some(message) => {
-                if self.state.last_error.as_deref() != Some(message.as_str()) {
-                    self.state.last_error_at_utc = Some(rfc3339_utc(SystemTime::now()));
-                }
-                self.state.last_error = Some(message.clone());
-                if !backing_off {
-                    self.retry_after = Some(Instant::now() + RETRY_AFTER_FAILURE);
-                }
-                Ok(Some(format!(
-                    "Vector embeddings are unavailable: {message} {} chunk(s) wait for vectors; lexical search is complete and the vectors catch up on the next reindex or edit.",
-                    self.state.pending
-                )))
+            if let Some(hash) = self.present.remove(id)
+                && self.by_hash.get(&hash) == Some(id)
+            {
+                self.by_hash.remove(&hash);
             }
         }
+        self.unsaved_removed.extend_from_slice(ids);
+        Ok(())
+    }
+
+    /// Records a failed request: requests stop until the back-off has passed and an edit or a
+    /// reindex asks again. Returns the warning a reindex shows.
+    fn fail(&mut self, message: String) -> String {
+        if self.state.last_error.as_deref() != Some(message.as_str()) {
+            self.state.last_error_at_utc = Some(rfc3339_utc(SystemTime::now()));
+        }
+        self.state.last_error = Some(message.clone());
+        // An edit inside the back-off does not extend it.
+        if self.retry_after.is_none_or(|t| Instant::now() >= t) {
+            self.retry_after = Some(Instant::now() + RETRY_AFTER_FAILURE);
+        }
+        self.paused = true;
+        self.failure_warning()
+    }
+
+    /// The warning a reindex shows while the endpoint fails.
+    pub fn failure_warning(&self) -> String {
+        format!(
+            "Vector embeddings are unavailable: {} {} chunk(s) wait for vectors; lexical search is complete and the vectors catch up on the next reindex or edit.",
+            self.state.last_error.as_deref().unwrap_or("the endpoint failed."),
+            self.state.pending
+        )
     }
 
     fn clear_error(&mut self) {
         self.state.last_error = None;
         self.state.last_error_at_utc = None;
         self.retry_after = None;
+        self.paused = false;
+    }
+
+    /// Saves the file, then records what it now holds (no-op when nothing changed).
+    pub fn persist(&mut self, store: &Store) -> Result<()> {
+        let Some(index) = self.index.as_ref() else { return Ok(()) };
+        if self.unsaved_added.is_empty() && self.unsaved_removed.is_empty() && self.path.is_file() {
+            return Ok(());
+        }
+        index.save(&self.path)?;
+        store.update_vectors(None, &self.unsaved_added, &self.unsaved_removed)?;
+        self.unsaved_added.clear();
+        self.unsaved_removed.clear();
+        self.state.vectors = self.present.len() as u64;
+        tracing::info!(vectors = self.state.vectors, pending = self.state.pending, "vectors saved");
+        Ok(())
     }
 
     /// Loads the vector file and the store's record of it, once, and makes them agree: ids the
     /// file lacks become pending again; a file holding ids the store does not list (a crash
     /// between the two saves) is rebuilt from the listed ones without re-embedding.
     fn open(&mut self, store: &Store) -> Result<()> {
-        if self.index.is_some() {
+        if self.index.is_some() || store.vector_manifest()?.is_empty() {
             return Ok(());
         }
         let mut present = store.vector_keys()?;
@@ -300,27 +453,9 @@ impl VectorSync {
             store.update_vectors(None, &[], &lost)?;
         }
         self.state.vectors = present.len() as u64;
+        self.by_hash = present.iter().map(|(k, h)| (h.clone(), *k)).collect();
         self.present = present;
         self.index = Some(index);
         Ok(())
     }
-}
-
-/// Saves the file, then records what it now holds.
-fn persist(
-    index: &VectorIndex,
-    path: &std::path::Path,
-    store: &Store,
-    added: &mut Vec<(u64, String)>,
-    removed: &mut Vec<u64>,
-    present: &mut HashMap<u64, String>,
-) -> Result<()> {
-    if added.is_empty() && removed.is_empty() && path.is_file() {
-        return Ok(());
-    }
-    index.save(path)?;
-    store.update_vectors(None, added, removed)?;
-    present.extend(added.drain(..));
-    removed.clear();
-    Ok(())
 }

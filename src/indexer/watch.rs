@@ -36,6 +36,31 @@ impl Drop for FileWatcher {
     }
 }
 
+/// Per-path quiet-period debouncing: a path is due once no event has touched it for
+/// [`QUIET_PERIOD`]. Pure (time is passed in), so it is tested without a file system.
+#[derive(Debug, Default)]
+pub(crate) struct Debouncer {
+    pending: BTreeMap<String, (RelPath, Instant)>,
+}
+
+impl Debouncer {
+    /// An event touched `rel` at `at` (restarts its quiet period).
+    pub(crate) fn note(&mut self, rel: RelPath, at: Instant) {
+        self.pending.insert(rel.as_str().to_owned(), (rel, at));
+    }
+
+    /// Takes the paths that have been quiet for [`QUIET_PERIOD`] at `now`, in path order.
+    pub(crate) fn due(&mut self, now: Instant) -> Vec<RelPath> {
+        let keys: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, (_, t))| now.saturating_duration_since(*t) >= QUIET_PERIOD)
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.into_iter().filter_map(|k| self.pending.remove(&k).map(|(rel, _)| rel)).collect()
+    }
+}
+
 /// The root-relative Markdown path of an event path, if it is one we index.
 fn relevant(root: &Path, internal: &str, filter: &GlobFilter, path: &Path) -> Option<RelPath> {
     let rel = path.strip_prefix(root).ok()?;
@@ -59,7 +84,7 @@ pub fn watch(
     on_change: Box<dyn Fn(RelPath) + Send>,
     on_error: Box<dyn Fn(String) + Send + Sync>,
 ) -> Result<FileWatcher> {
-    let pending: Arc<Mutex<BTreeMap<String, (RelPath, Instant)>>> = Arc::default();
+    let pending: Arc<Mutex<Debouncer>> = Arc::default();
     let on_error: Arc<dyn Fn(String) + Send + Sync> = Arc::from(on_error);
     let events_pending = Arc::clone(&pending);
     let events_error = Arc::clone(&on_error);
@@ -72,7 +97,7 @@ pub fn watch(
             let mut map = events_pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             for p in &event.paths {
                 if let Some(rel) = relevant(&events_root, &internal_dir, &filter, p) {
-                    map.insert(rel.as_str().to_owned(), (rel, Instant::now()));
+                    map.note(rel, Instant::now());
                 }
             }
         }
@@ -91,16 +116,8 @@ pub fn watch(
         .spawn(move || {
             while !thread_stop.load(Ordering::Relaxed) {
                 std::thread::sleep(POLL);
-                let due: Vec<RelPath> = {
-                    let mut map = pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    let now = Instant::now();
-                    let keys: Vec<String> = map
-                        .iter()
-                        .filter(|(_, (_, t))| now.duration_since(*t) >= QUIET_PERIOD)
-                        .map(|(k, _)| k.clone())
-                        .collect();
-                    keys.into_iter().filter_map(|k| map.remove(&k).map(|(rel, _)| rel)).collect()
-                };
+                let due =
+                    pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner).due(Instant::now());
                 for rel in due {
                     on_change(rel);
                 }

@@ -1,4 +1,4 @@
-//! The MCP server (rmcp, stdio): tool list, dispatch, error envelope, background reindex.
+//! The MCP server (rmcp, stdio): tool list, dispatch, error envelope.
 //!
 //! Invariants:
 //!
@@ -9,9 +9,8 @@
 //!   (`INVALID_ARGUMENT` naming the field), and a panic inside a tool becomes `INTERNAL_ERROR`.
 //!   The server keeps serving whatever a client sends.
 //! - Successful results carry `structuredContent` and one text block with the same JSON.
-//! - Engine calls run on blocking threads; reindex runs on its own thread, one at a time.
+//! - Engine calls run on blocking threads; background indexing belongs to the engine.
 
-mod coordinator;
 mod tools;
 
 use std::sync::Arc;
@@ -24,7 +23,6 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
-pub use coordinator::Coordinator;
 pub use tools::{tool_catalog, tool_catalog_for, tool_names};
 
 use crate::engine::Engine;
@@ -42,15 +40,12 @@ Errors are {\"code\",\"message\"}; CONFLICT means the file changed: read again a
 #[derive(Clone)]
 pub struct Server {
     engine: Arc<Engine>,
-    coordinator: Arc<Coordinator>,
 }
 
 impl Server {
     /// A server over an opened engine.
     pub fn new(engine: Engine) -> Self {
-        let engine = Arc::new(engine);
-        let coordinator = Arc::new(Coordinator::new(Arc::clone(&engine)));
-        Server { engine, coordinator }
+        Server { engine: Arc::new(engine) }
     }
 }
 
@@ -70,7 +65,6 @@ pub fn serve(engine: Engine, http: Option<String>) -> Result<()> {
         && let Err(e) = engine.start_watching()
     {
         tracing::warn!("{}", e.message);
-        engine.synchronizer().report_error(crate::indexer::WATCHER_PATH, e.message);
     }
     runtime.block_on(async move {
         let server = Server::new(engine);
@@ -125,10 +119,7 @@ impl ServerHandler for Server {
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let server = self.clone();
-        let outcome = tokio::task::spawn_blocking(move || {
-            tools::dispatch(&server.engine, &server.coordinator, &name, args)
-        })
-        .await;
+        let outcome = tokio::task::spawn_blocking(move || tools::dispatch(&server.engine, &name, args)).await;
         let result = match outcome {
             Ok(Ok(value)) => success(value),
             Ok(Err(err)) => error_result(&err),

@@ -7,7 +7,6 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::Coordinator;
 use crate::config::{ToolGroup, ToolsConfig};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -282,7 +281,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<Value> {
 }
 
 /// Runs one tool call (on a blocking thread).
-pub(super) fn dispatch(engine: &Engine, coordinator: &Coordinator, name: &str, args: Value) -> Result<Value> {
+pub(super) fn dispatch(engine: &Engine, name: &str, args: Value) -> Result<Value> {
     if args.to_string().len() > MAX_ARGUMENT_BYTES {
         return Err(Error::invalid_argument(format!(
             "{name}: the arguments are larger than {MAX_ARGUMENT_BYTES} bytes; send a smaller request."
@@ -293,13 +292,10 @@ pub(super) fn dispatch(engine: &Engine, coordinator: &Coordinator, name: &str, a
             if args.as_object().is_some_and(|o| !o.is_empty()) {
                 return Err(Error::invalid_argument("kb_status takes no arguments; call it with {}."));
             }
-            to_value(&engine.status(coordinator.indexing(), coordinator.synchronization()))
+            to_value(&engine.status())
         }
-        "kb_reindex" => to_value(&coordinator.start(&request::<ReindexRequest>(name, &args)?)?),
-        "kb_search" => {
-            coordinator.check_searchable()?;
-            to_value(&engine.search(&request::<SearchRequest>(name, &args)?)?)
-        }
+        "kb_reindex" => to_value(&engine.start_reindex(&request::<ReindexRequest>(name, &args)?)?),
+        "kb_search" => to_value(&engine.search(&request::<SearchRequest>(name, &args)?)?),
         "kb_read" => to_value(&engine.read(&request::<ReadRequest>(name, &args)?)?),
         "kb_outline" => to_value(&engine.outline(&request::<OutlineRequest>(name, &args)?)?),
         "kb_list_files" => to_value(&engine.list_files(&request::<ListFilesRequest>(name, &args)?)?),

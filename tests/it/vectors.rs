@@ -410,3 +410,75 @@ fn a_deleted_or_damaged_vector_file_is_rebuilt_by_the_next_reindex() {
         assert_eq!(s["results"][0]["searchMode"], "semantic", "{damage}: {s}");
     }
 }
+
+/// The catch-up embeds one request at a time on its own thread, so an edit made while thousands
+/// of chunks wait for a slow endpoint is indexed lexically at once, not after the catch-up.
+#[test]
+fn an_edit_during_a_large_vector_catch_up_is_searchable_before_the_catch_up_ends() {
+    const FILES: usize = 500;
+    const SECTIONS: usize = 11;
+    let project = Project::empty();
+    for f in 0..FILES {
+        let mut text = format!("# 資料 {f}\n\n");
+        for s in 0..SECTIONS {
+            text.push_str(&format!("## 節 {f}-{s}\n\n倉庫{f}の在庫{s}について記録する。\n\n"));
+        }
+        project.write(&format!("docs/{:03}/{f}.md", f % 40), &text);
+    }
+    let v = Vectored::new(project);
+    let mut config = std::fs::read_to_string(v.config_path()).unwrap();
+    config.push_str("knowledgeBase:\n  allowWrites: true\n");
+    std::fs::write(v.config_path(), config).unwrap();
+    // A lexical index first (embeddings off), so the server starts with every chunk pending.
+    v.project.ok(&["reindex"]);
+    let status: Value = serde_json::from_str(&v.project.ok(&["status", "--json"])).unwrap();
+    let chunks = status["project"]["chunks"].as_u64().unwrap();
+    assert!(chunks >= (FILES * SECTIONS) as u64, "{chunks} chunks");
+
+    // A slow endpoint: 4 chunks per request (batchSize 4), 40 ms a request → minutes of work.
+    v.server.set(Behaviour::Stall(Duration::from_millis(40)));
+    let config = v.config_path();
+    let mut rpc = crate::rpc::Rpc::start(&[
+        "--project-root".as_ref(),
+        v.project.root().as_os_str(),
+        "--config".as_ref(),
+        config.as_os_str(),
+    ]);
+    let started = rpc.call("kb_reindex", serde_json::json!({"request": {}}));
+    assert_eq!(started["started"], true, "{started}");
+    // Wait until the catch-up is under way (some vectors saved or in flight).
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let status = rpc.call("kb_status", serde_json::json!({}));
+        let embedding = &status["indexing"]["current"]["embedding"];
+        if embedding["embeddedChunks"].as_u64().is_some_and(|n| n >= 8) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the catch-up never started: {status}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let t0 = std::time::Instant::now();
+    let created = rpc.call(
+        "kb_create",
+        serde_json::json!({"request": {"path": "new/合言葉.md", "markdown": "# 合言葉\n\n山路の合言葉は翡翠である。\n"}}),
+    );
+    let found = loop {
+        let hits =
+            rpc.call("kb_search", serde_json::json!({"request": {"query": "翡翠", "mode": "lexical"}}));
+        if hits["results"].as_array().is_some_and(|r| r.iter().any(|h| h["path"] == "new/合言葉.md")) {
+            break t0.elapsed();
+        }
+        assert!(std::time::Instant::now() < deadline, "the new file never became searchable");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let status = rpc.call("kb_status", serde_json::json!({}));
+    let embedded = status["indexing"]["current"]["embedding"]["embeddedChunks"].as_u64();
+    eprintln!(
+        "edit searchable after {found:?} (indexSynchronized {}), {embedded:?} of {chunks} chunks embedded",
+        created["indexSynchronized"]
+    );
+    // The catch-up is still running, far from done: the edit did not wait for it.
+    assert_eq!(status["indexing"]["isRunning"], true, "{status}");
+    assert!(embedded.is_some_and(|n| n + 4_000 < chunks), "{status}");
+    assert_eq!(status["synchronization"]["pendingFiles"], 0, "{status}");
+}

@@ -1,0 +1,685 @@
+//! The indexing service: the one owner of background index work.
+//!
+//! One worker thread owns the writer ([`Indexer`]) and does everything that writes the index:
+//! reconciling edited paths (mutations, the file watcher), full reindexes with progress, and the
+//! vector catch-up. Embedding requests go to a second thread, one at a time, so the worker keeps
+//! indexing edits while the endpoint answers: an edit is searchable lexically within the normal
+//! latency even while thousands of chunks wait for vectors. Front-ends see plain calls
+//! ([`IndexService::schedule`], [`IndexService::request_reindex`], [`IndexService::run_reindex`])
+//! and one status ([`IndexService::indexing`], [`IndexService::synchronization`]).
+//!
+//! Invariants:
+//!
+//! - Only the worker touches the writer; nothing holds it while sleeping or during a network
+//!   call. The writer closes after [`IDLE_AFTER`] without work, so other processes can write.
+//! - Each schedule bumps a generation: a completion only clears a path whose generation still
+//!   matches, so an older completion never hides a newer change. A failed batch keeps its paths
+//!   dirty and shows the error in `kb_status.synchronization`.
+//! - One reindex at a time: a second request joins the running one. While a reindex rebuilds
+//!   from scratch, searches are refused ([`IndexService::check_searchable`]).
+//! - Work order: shutdown, an embedding answer, queued edits, a requested reindex, the next
+//!   embedding request, closing an idle writer.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::{EmbedJob, Indexer, Progress, ReindexOptions};
+use crate::error::{Error, ErrorCode, Result};
+use crate::text::rfc3339_utc;
+use crate::wire::{
+    EmbeddingProgress, IndexingStatus, LastReindex, ReindexProgress, ReindexResult, ReindexStartResponse,
+    SynchronizationStatus,
+};
+use crate::workspace::{RelPath, compare_paths};
+
+/// The pseudo path that carries file-watcher errors.
+pub const WATCHER_PATH: &str = "<watcher>";
+
+/// Quiet time after the last piece of work before the writer is closed.
+pub const IDLE_AFTER: Duration = Duration::from_secs(1);
+
+/// How long the writer waits for another process's writer before giving up.
+const WRITER_WAIT: Duration = Duration::from_secs(60);
+
+/// Opens the writer (takes the OS writer lock; fails with `WriterBusy` while another holds it).
+pub type OpenFn = dyn Fn() -> Result<Indexer> + Send + Sync;
+/// Embeds a batch of texts (the embedding client; runs on the embedding thread).
+pub type EmbedFn = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + Send + Sync;
+/// Runs after every lexical commit (readers reload).
+pub type CommitFn = dyn Fn() + Send + Sync;
+
+/// What the service needs from its owner.
+pub struct ServiceParts {
+    /// Opens the writer.
+    pub open: Box<OpenFn>,
+    /// The embedding client, when embeddings are on.
+    pub embed: Option<Box<EmbedFn>>,
+    /// Called after each commit.
+    pub on_commit: Box<CommitFn>,
+}
+
+/// Pending paths and their generations (pure bookkeeping; the worker drains it).
+#[derive(Debug, Default)]
+pub(crate) struct Queue {
+    next_generation: u64,
+    /// Path → generation of its newest pending change.
+    dirty: BTreeMap<String, u64>,
+    /// Paths waiting for the worker.
+    queued: BTreeSet<String>,
+    last_error: Option<String>,
+}
+
+impl Queue {
+    /// Marks `path` changed; returns the generation of this change.
+    pub(crate) fn schedule(&mut self, path: &str) -> u64 {
+        self.next_generation += 1;
+        self.dirty.insert(path.to_owned(), self.next_generation);
+        self.queued.insert(path.to_owned());
+        self.next_generation
+    }
+
+    /// Records an error that is not about one file (the watcher failed).
+    pub(crate) fn report_error(&mut self, pseudo_path: &str, message: String) {
+        self.next_generation += 1;
+        self.dirty.insert(pseudo_path.to_owned(), self.next_generation);
+        self.last_error = Some(message);
+    }
+
+    /// Takes every queued path with the generation it has now.
+    pub(crate) fn take_batch(&mut self) -> Vec<(String, u64)> {
+        let queued = std::mem::take(&mut self.queued);
+        queued.into_iter().map(|p| (p.clone(), self.dirty.get(&p).copied().unwrap_or(0))).collect()
+    }
+
+    /// Clears what `batch` covered, unless a newer change came meanwhile; a failure keeps the
+    /// paths dirty with the error.
+    pub(crate) fn complete(&mut self, batch: &[(String, u64)], outcome: std::result::Result<(), String>) {
+        match outcome {
+            Ok(()) => {
+                for (path, generation) in batch {
+                    if self.dirty.get(path) == Some(generation) {
+                        self.dirty.remove(path);
+                    }
+                }
+                if self.dirty.is_empty() {
+                    self.last_error = None;
+                }
+            }
+            Err(message) => self.last_error = Some(message),
+        }
+    }
+
+    /// Whether change `generation` of `path` is in the index.
+    pub(crate) fn is_synced(&self, path: &str, generation: u64) -> bool {
+        self.dirty.get(path).is_none_or(|&g| g > generation)
+    }
+
+    /// Forgets every pending mark that is not queued (a full reindex covered every file).
+    pub(crate) fn clear_all(&mut self) {
+        let queued = &self.queued;
+        self.dirty.retain(|p, _| queued.contains(p));
+        if self.dirty.is_empty() {
+            self.last_error = None;
+        }
+    }
+
+    pub(crate) fn has_queued(&self) -> bool {
+        !self.queued.is_empty()
+    }
+
+    /// `kb_status.synchronization`.
+    pub(crate) fn status(&self) -> SynchronizationStatus {
+        let mut paths: Vec<String> = self.dirty.keys().cloned().collect();
+        paths.sort_by(|a, b| compare_paths(a, b));
+        SynchronizationStatus {
+            pending_files: paths.len() as u64,
+            paths,
+            last_error: self.last_error.clone(),
+        }
+    }
+}
+
+/// The reindex slot: at most one running, the last one's outcome (pure bookkeeping).
+#[derive(Debug, Default)]
+pub(crate) struct ReindexSlot {
+    requested: Option<ReindexOptions>,
+    current: Option<ReindexProgress>,
+    last: Option<LastReindex>,
+    /// The last run's full result, for callers waiting on it.
+    last_result: Option<Result<ReindexResult>>,
+    /// Completed runs.
+    runs: u64,
+}
+
+fn scope_name(opts: ReindexOptions) -> &'static str {
+    if opts.all { "all" } else { "changed" }
+}
+
+impl ReindexSlot {
+    /// Starts a run unless one is requested or running (then that one is returned).
+    pub(crate) fn request(&mut self, opts: ReindexOptions) -> ReindexStartResponse {
+        if let Some(current) = &self.current {
+            return ReindexStartResponse { started: false, current: Some(current.clone()) };
+        }
+        let current = ReindexProgress {
+            scope: scope_name(opts).to_owned(),
+            force: opts.force,
+            started_at_utc: rfc3339_utc(SystemTime::now()),
+            processed_files: 0,
+            total_files: None,
+            current_path: None,
+            is_destructive_rebuild: false,
+            embedding: None,
+        };
+        self.current = Some(current.clone());
+        self.requested = Some(opts);
+        ReindexStartResponse { started: true, current: Some(current) }
+    }
+
+    /// The gate: no search while a destructive rebuild runs.
+    pub(crate) fn check_searchable(&self) -> Result<()> {
+        if self.current.as_ref().is_some_and(|c| c.is_destructive_rebuild) {
+            return Err(Error::index_not_ready(
+                "Index rebuild is in progress; check kb_status before retrying.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies the writer's progress into the running run.
+    pub(crate) fn progress(&mut self, p: &Progress) {
+        if let Some(c) = self.current.as_mut() {
+            c.processed_files = p.processed;
+            c.total_files = p.total.or(c.total_files);
+            c.current_path = p.current_path.clone();
+            c.is_destructive_rebuild |= p.destructive;
+        }
+    }
+
+    /// The lexical part is committed: searches are allowed again.
+    pub(crate) fn lexical_done(&mut self) {
+        if let Some(c) = self.current.as_mut() {
+            c.is_destructive_rebuild = false;
+        }
+    }
+
+    /// Shows the vector catch-up's progress in the running run.
+    pub(crate) fn embedding(&mut self, (embedded_chunks, total_chunks): (u64, u64)) {
+        if let Some(c) = self.current.as_mut() {
+            c.embedding = Some(EmbeddingProgress { embedded_chunks, total_chunks });
+        }
+    }
+
+    /// Ends the running run with its outcome.
+    pub(crate) fn finish(&mut self, outcome: Result<ReindexResult>) {
+        let Some(current) = self.current.take() else { return };
+        let (result, error) = match &outcome {
+            Ok(r) => (Some(r.clone()), None),
+            Err(e) => (None, Some(e.message.clone())),
+        };
+        self.last = Some(LastReindex {
+            scope: current.scope,
+            force: current.force,
+            started_at_utc: current.started_at_utc,
+            completed_at_utc: rfc3339_utc(SystemTime::now()),
+            outcome: if error.is_none() { "succeeded" } else { "failed" }.to_owned(),
+            result,
+            error,
+        });
+        self.last_result = Some(outcome);
+        self.runs += 1;
+    }
+
+    /// `kb_status.indexing`.
+    pub(crate) fn status(&self) -> IndexingStatus {
+        IndexingStatus {
+            is_running: self.current.is_some(),
+            current: self.current.clone(),
+            last: self.last.clone(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    queue: Queue,
+    reindex: ReindexSlot,
+    /// An embedding request's answer, waiting for the worker.
+    answer: Option<(EmbedJob, Result<Vec<Vec<f32>>>)>,
+    shutdown: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn wait_timeout<'a>(&self, guard: MutexGuard<'a, State>, timeout: Duration) -> MutexGuard<'a, State> {
+        self.changed.wait_timeout(guard, timeout).map_or_else(|e| e.into_inner().0, |r| r.0)
+    }
+}
+
+/// The service and its worker; dropping it stops the worker after its current step.
+pub struct IndexService {
+    shared: Arc<Shared>,
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl IndexService {
+    /// Starts the worker (and the embedding thread when embeddings are on).
+    pub fn start(parts: ServiceParts) -> IndexService {
+        let shared = Arc::new(Shared { state: Mutex::new(State::default()), changed: Condvar::new() });
+        let embed_tx = parts.embed.and_then(|embed| start_embedder(Arc::clone(&shared), embed));
+        let worker_shared = Arc::clone(&shared);
+        let (open, on_commit) = (parts.open, parts.on_commit);
+        let worker = std::thread::Builder::new()
+            .name("index-service".into())
+            .spawn(move || {
+                let worker = Worker::new(&worker_shared, &*open, &*on_commit, embed_tx);
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run())).is_err() {
+                    // A bug: say so to every waiter instead of leaving them waiting forever.
+                    let mut s = worker_shared.lock();
+                    s.shutdown = true;
+                    s.reindex.finish(Err(Error::internal(
+                        "the indexing service stopped unexpectedly; restart the server and report this.",
+                    )));
+                    s.queue.report_error(
+                        "<indexer>",
+                        "the indexing service stopped unexpectedly; restart the server.".to_owned(),
+                    );
+                    drop(s);
+                    worker_shared.changed.notify_all();
+                }
+            })
+            .map_err(|e| tracing::error!("could not start the indexing service: {e}"))
+            .ok();
+        IndexService { shared, worker }
+    }
+
+    /// Queues `path` for reconciliation and returns the generation of this change.
+    pub fn schedule(&self, path: &RelPath) -> u64 {
+        let generation = self.shared.lock().queue.schedule(path.as_str());
+        self.shared.changed.notify_all();
+        generation
+    }
+
+    /// Records an error that is not about one file (e.g. the watcher failed).
+    pub fn report_error(&self, pseudo_path: &str, message: String) {
+        self.shared.lock().queue.report_error(pseudo_path, message);
+    }
+
+    /// Waits until change `generation` of `path` is in the index (true) or `timeout` passes.
+    pub fn wait_synced(&self, path: &RelPath, generation: u64, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut s = self.shared.lock();
+        loop {
+            if s.queue.is_synced(path.as_str(), generation) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            s = self.shared.wait_timeout(s, deadline - now);
+        }
+    }
+
+    /// Starts a reindex in the background unless one runs (then it reports that one).
+    pub fn request_reindex(&self, opts: ReindexOptions) -> ReindexStartResponse {
+        let response = self.shared.lock().reindex.request(opts);
+        self.shared.changed.notify_all();
+        response
+    }
+
+    /// Runs a reindex (or joins the running one) and waits for it, reporting progress.
+    pub fn run_reindex(
+        &self,
+        opts: ReindexOptions,
+        progress: &mut dyn FnMut(&ReindexProgress),
+    ) -> Result<ReindexResult> {
+        let mut s = self.shared.lock();
+        let runs = s.reindex.runs;
+        s.reindex.request(opts);
+        self.shared.changed.notify_all();
+        let mut last_seen: Option<ReindexProgress> = None;
+        loop {
+            if s.reindex.runs > runs {
+                return s
+                    .reindex
+                    .last_result
+                    .clone()
+                    .unwrap_or_else(|| Err(Error::internal("the reindex ended without a result")));
+            }
+            if self.worker.is_none() || s.shutdown {
+                return Err(Error::internal("the indexing service is not running"));
+            }
+            if let Some(current) = s.reindex.current.clone()
+                && last_seen.as_ref() != Some(&current)
+            {
+                drop(s);
+                progress(&current);
+                last_seen = Some(current);
+                s = self.shared.lock();
+                continue;
+            }
+            s = self.shared.wait_timeout(s, Duration::from_millis(100));
+        }
+    }
+
+    /// Refuses searches while a destructive rebuild runs.
+    pub fn check_searchable(&self) -> Result<()> {
+        self.shared.lock().reindex.check_searchable()
+    }
+
+    /// `kb_status.indexing`.
+    pub fn indexing(&self) -> IndexingStatus {
+        self.shared.lock().reindex.status()
+    }
+
+    /// `kb_status.synchronization`.
+    pub fn synchronization(&self) -> SynchronizationStatus {
+        self.shared.lock().queue.status()
+    }
+}
+
+impl Drop for IndexService {
+    fn drop(&mut self) {
+        self.shared.lock().shutdown = true;
+        self.shared.changed.notify_all();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+/// The embedding thread: one request at a time, answers handed back to the worker. It ends when
+/// the worker drops its sender (a request in flight then finishes or times out on its own).
+fn start_embedder(shared: Arc<Shared>, embed: Box<EmbedFn>) -> Option<Sender<EmbedJob>> {
+    let (tx, rx) = channel::<EmbedJob>();
+    std::thread::Builder::new()
+        .name("embed".into())
+        .spawn(move || {
+            for job in rx {
+                let texts: Vec<&str> = job.texts.iter().map(String::as_str).collect();
+                let answer = embed(&texts);
+                let mut s = shared.lock();
+                if s.shutdown {
+                    return;
+                }
+                s.answer = Some((job, answer));
+                drop(s);
+                shared.changed.notify_all();
+            }
+        })
+        .map_err(|e| tracing::error!("could not start the embedding thread: {e}"))
+        .ok()?;
+    Some(tx)
+}
+
+/// A reindex whose lexical part is committed and whose vectors are catching up.
+struct VectorPhase {
+    result: ReindexResult,
+    warnings: Vec<String>,
+    /// The endpoint failed during this run: stop requesting, report it.
+    failed: Option<String>,
+}
+
+enum Work {
+    Shutdown,
+    Answer(EmbedJob, Result<Vec<Vec<f32>>>),
+    Reconcile(Vec<(String, u64)>),
+    Reindex(ReindexOptions),
+    Embed,
+    FinishReindex,
+    Release,
+}
+
+struct Worker<'a> {
+    shared: &'a Shared,
+    open: &'a OpenFn,
+    on_commit: &'a CommitFn,
+    embed_tx: Option<Sender<EmbedJob>>,
+    writer: Option<Indexer>,
+    in_flight: bool,
+    /// Set when the catch-up had nothing to request; cleared by anything that may give it work.
+    vectors_idle: bool,
+    phase: Option<VectorPhase>,
+    last_work: Instant,
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        shared: &'a Shared,
+        open: &'a OpenFn,
+        on_commit: &'a CommitFn,
+        embed_tx: Option<Sender<EmbedJob>>,
+    ) -> Self {
+        Worker {
+            shared,
+            open,
+            on_commit,
+            embed_tx,
+            writer: None,
+            in_flight: false,
+            vectors_idle: false,
+            phase: None,
+            last_work: Instant::now(),
+        }
+    }
+
+    fn run(mut self) {
+        loop {
+            match self.next_work() {
+                Work::Shutdown => {
+                    self.close_writer();
+                    return;
+                }
+                Work::Answer(job, answer) => self.answer(job, answer),
+                Work::Reconcile(batch) => self.reconcile(&batch),
+                Work::Reindex(opts) => self.reindex(opts),
+                Work::Embed => self.embed_step(),
+                Work::FinishReindex => self.finish_reindex(),
+                Work::Release => self.close_writer(),
+            }
+            self.last_work = Instant::now();
+        }
+    }
+
+    /// Waits for the next piece of work, in priority order.
+    fn next_work(&self) -> Work {
+        let reindexing = self.phase.as_ref().is_some_and(|p| p.failed.is_none());
+        let embed_step = !self.in_flight
+            && !self.vectors_idle
+            && self.embed_tx.is_some()
+            && self.writer.as_ref().is_some_and(|w| w.vectors_have_work(reindexing));
+        let finish = self.phase.is_some() && !self.in_flight && !embed_step;
+        let mut s = self.shared.lock();
+        loop {
+            if s.shutdown {
+                return Work::Shutdown;
+            }
+            if let Some((job, answer)) = s.answer.take() {
+                return Work::Answer(job, answer);
+            }
+            if s.queue.has_queued() {
+                return Work::Reconcile(s.queue.take_batch());
+            }
+            if self.phase.is_none()
+                && let Some(opts) = s.reindex.requested.take()
+            {
+                return Work::Reindex(opts);
+            }
+            if embed_step {
+                return Work::Embed;
+            }
+            if finish {
+                return Work::FinishReindex;
+            }
+            if self.writer.is_some() && !self.in_flight {
+                let idle = self.last_work.elapsed();
+                if idle >= IDLE_AFTER {
+                    return Work::Release;
+                }
+                s = self.shared.wait_timeout(s, IDLE_AFTER - idle);
+            } else {
+                s = self.shared.wait_timeout(s, Duration::from_secs(3600));
+            }
+        }
+    }
+
+    /// Opens the writer if it is closed, waiting (without holding anything) while another
+    /// process writes, up to [`WRITER_WAIT`].
+    fn ensure_writer(&mut self) -> Result<&mut Indexer> {
+        if self.writer.is_none() {
+            let deadline = Instant::now() + WRITER_WAIT;
+            let opened = loop {
+                match (self.open)() {
+                    Err(e) if writer_busy(&e) && Instant::now() < deadline => {
+                        let s = self.shared.lock();
+                        if s.shutdown {
+                            return Err(Error::internal("the indexing service is shutting down"));
+                        }
+                        drop(self.shared.wait_timeout(s, Duration::from_millis(50)));
+                    }
+                    other => break other?,
+                }
+            };
+            self.writer = Some(opened);
+            self.vectors_idle = false;
+        }
+        self.writer.as_mut().ok_or_else(|| Error::internal("the index writer could not be opened"))
+    }
+
+    fn close_writer(&mut self) {
+        if let Some(mut w) = self.writer.take()
+            && let Err(e) = w.vectors_persist()
+        {
+            tracing::warn!("could not save the vectors: {}", e.message);
+        }
+        // A request still in flight is answered to nobody: its chunks stay pending.
+        self.in_flight = false;
+        self.shared.lock().answer = None;
+    }
+
+    fn reconcile(&mut self, batch: &[(String, u64)]) {
+        let paths: Vec<RelPath> = batch.iter().filter_map(|(p, _)| RelPath::new(p).ok()).collect();
+        let outcome = self.ensure_writer().and_then(|w| w.reconcile(&paths));
+        let outcome = match outcome {
+            Ok(_) => {
+                (self.on_commit)();
+                self.vectors_idle = false;
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!("Could not synchronize committed Markdown files: {}", e.message);
+                self.close_writer();
+                Err(e.message)
+            }
+        };
+        self.shared.lock().queue.complete(batch, outcome);
+        self.shared.changed.notify_all();
+    }
+
+    fn reindex(&mut self, opts: ReindexOptions) {
+        let shared = self.shared;
+        let mut on_progress = |p: &Progress| shared.lock().reindex.progress(p);
+        let outcome = self.ensure_writer().and_then(|w| w.reindex(opts, &mut on_progress));
+        let result = match outcome {
+            Ok(r) => r,
+            Err(e) => {
+                self.close_writer();
+                self.end_reindex(Err(e));
+                return;
+            }
+        };
+        {
+            let mut s = self.shared.lock();
+            s.queue.clear_all();
+            s.reindex.lexical_done();
+        }
+        (self.on_commit)();
+        self.shared.changed.notify_all();
+        let Some(w) = self.writer.as_mut().filter(|w| w.has_vectors() && self.embed_tx.is_some()) else {
+            self.end_reindex(Ok(result));
+            return;
+        };
+        match w.vectors_prepare(opts.force) {
+            Ok(warning) => {
+                self.vectors_idle = false;
+                self.phase =
+                    Some(VectorPhase { result, warnings: warning.into_iter().collect(), failed: None });
+            }
+            Err(e) => self.end_reindex(Err(e)),
+        }
+    }
+
+    fn embed_step(&mut self) {
+        let reindexing = self.phase.as_ref().is_some_and(|p| p.failed.is_none());
+        let Some(w) = self.writer.as_mut() else { return };
+        match w.vectors_next_job(reindexing) {
+            Ok(Some(job)) => {
+                let sent = self.embed_tx.as_ref().is_some_and(|tx| tx.send(job).is_ok());
+                self.in_flight = sent;
+                self.vectors_idle = !sent;
+            }
+            Ok(None) => self.vectors_idle = true,
+            Err(e) => {
+                tracing::warn!("could not update the vectors: {}", e.message);
+                self.vectors_idle = true;
+            }
+        }
+        self.show_embedding_progress();
+    }
+
+    fn answer(&mut self, job: EmbedJob, answer: Result<Vec<Vec<f32>>>) {
+        self.in_flight = false;
+        self.vectors_idle = false;
+        let Some(w) = self.writer.as_mut() else { return };
+        match w.vectors_accept(job, answer) {
+            Ok(Some(failure)) => {
+                tracing::warn!("{failure}");
+                if let Some(phase) = self.phase.as_mut() {
+                    phase.failed.get_or_insert(failure);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!("could not store the vectors: {}", e.message),
+        }
+        self.show_embedding_progress();
+    }
+
+    fn show_embedding_progress(&self) {
+        if self.phase.is_some()
+            && let Some(progress) = self.writer.as_ref().and_then(Indexer::vectors_progress)
+        {
+            self.shared.lock().reindex.embedding(progress);
+            self.shared.changed.notify_all();
+        }
+    }
+
+    fn finish_reindex(&mut self) {
+        let Some(phase) = self.phase.take() else { return };
+        let VectorPhase { mut result, mut warnings, failed } = phase;
+        warnings.extend(failed);
+        let all: Vec<String> = result.warning.take().into_iter().chain(warnings).collect();
+        result.warning = (!all.is_empty()).then(|| all.join(" "));
+        self.end_reindex(Ok(result));
+    }
+
+    fn end_reindex(&mut self, outcome: Result<ReindexResult>) {
+        self.shared.lock().reindex.finish(outcome);
+        self.shared.changed.notify_all();
+    }
+}
+
+/// Whether opening the writer failed only because another writer holds the lock.
+fn writer_busy(e: &Error) -> bool {
+    e.code == ErrorCode::IndexNotReady && e.message.starts_with("Another")
+}

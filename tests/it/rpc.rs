@@ -1,0 +1,77 @@
+//! A minimal MCP client over stdio (newline-delimited JSON-RPC) for tests that must control
+//! timing or send what an SDK would not: starts the real binary, initializes, calls tools.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::support::bin;
+
+/// A running server and its pipes; the server is killed when this is dropped.
+pub struct Rpc {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+}
+
+impl Rpc {
+    /// Starts the binary with `args` (no subcommand: the stdio server) and initializes.
+    pub fn start(args: &[&std::ffi::OsStr]) -> Rpc {
+        let mut child = bin()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut rpc = Rpc { child, stdin, stdout, next_id: 0 };
+        let init = rpc.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "rpc", "version": "0"}}),
+        );
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        rpc.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        rpc
+    }
+
+    fn send(&mut self, frame: &Value) {
+        self.stdin.write_all(frame.to_string().as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its response frame (skipping notifications).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
+            let frame: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC frames");
+            if frame["id"] == id {
+                return frame;
+            }
+        }
+    }
+
+    /// Calls a tool and returns its structured result; panics on an error result.
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let frame = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let result = &frame["result"];
+        assert_eq!(result["isError"], false, "{tool} failed: {frame}");
+        result["structuredContent"].clone()
+    }
+}
+
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
