@@ -84,7 +84,7 @@ impl Core {
                 ) {
                     Err(e)
                         if e.code == ErrorCode::IndexNotReady
-                            && e.message.starts_with("Another")
+                            && e.is(crate::error::ErrorDetail::WriterBusy)
                             && Instant::now() < deadline =>
                     {
                         std::thread::sleep(Duration::from_millis(50));
