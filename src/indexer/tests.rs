@@ -1,3 +1,6 @@
+//! Unit tests of the indexer: crash repair by generations, incompatible settings, the writer
+//! lock and incremental reindexing.
+
 use super::*;
 
 fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Arc<Workspace>, IndexLayout) {
