@@ -7,4 +7,5 @@ mod fake_embed;
 mod mcp;
 mod schema;
 mod support;
+mod tidy;
 mod vectors;
