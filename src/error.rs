@@ -3,9 +3,11 @@
 //! Every failure that can reach a user carries an [`ErrorCode`] (the public table, also exported
 //! as `schema/error-codes.json`) and one sentence that says what is wrong and how to fix it.
 //! Modules build [`Error`] values with the constructors below; front-ends (CLI, MCP) decide how
-//! to show them.
+//! to show them. Code that reacts to a failure branches on the code, the conflict reason or an
+//! [`ErrorDetail`], never on the message text: messages are for people and may be reworded.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// The stable error codes of the MCP contract (`contract.md` §7.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -122,8 +124,25 @@ impl ConflictReason {
     }
 }
 
+/// What a caller may branch on, beyond the code. Control flow reads this, never the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorDetail {
+    /// Another process (or another handle in this one) holds the index writer lock; waiting and
+    /// retrying can succeed. Set by [`crate::workspace::LockFile::try_acquire`].
+    WriterBusy,
+}
+
 /// A failure with a code and a one-sentence, actionable message.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Anchor conflicts keep their precise reason in [`Error::conflict`]; anything else a caller
+/// branches on is an [`ErrorDetail`] ([`Error::is`]). The underlying cause, when there is one
+/// (e.g. the `std::io::Error` of [`Error::io`]), is kept for logs and exposed through
+/// [`std::error::Error::source`]; it never changes the message users see.
+///
+/// Equality compares code, message, conflict reason and detail, not the source. `Debug` shows
+/// the same fields and the source's `Display` text, so it prints nothing the message would not
+/// (build errors from causes that carry no secrets: `std::io::Error` does not).
+#[derive(Clone)]
 pub struct Error {
     /// The public code.
     pub code: ErrorCode,
@@ -131,12 +150,16 @@ pub struct Error {
     pub message: String,
     /// For anchor conflicts, the precise reason.
     pub conflict: Option<ConflictReason>,
+    /// What callers branch on, when the code alone does not say it.
+    pub detail: Option<ErrorDetail>,
+    /// The underlying cause, for logs and `source()` chains.
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl Error {
     /// A new error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Error { code, message: message.into(), conflict: None }
+        Error { code, message: message.into(), conflict: None, detail: None, source: None }
     }
     /// `INVALID_ARGUMENT`.
     pub fn invalid_argument(message: impl Into<String>) -> Self {
@@ -152,7 +175,7 @@ impl Error {
     }
     /// `CONFLICT` with a reason.
     pub fn conflict(reason: ConflictReason, message: impl Into<String>) -> Self {
-        Error { code: ErrorCode::Conflict, message: message.into(), conflict: Some(reason) }
+        Error { conflict: Some(reason), ..Self::new(ErrorCode::Conflict, message) }
     }
     /// `INTERNAL_ERROR`.
     pub fn internal(message: impl Into<String>) -> Self {
@@ -162,16 +185,74 @@ impl Error {
     pub fn index_not_ready(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::IndexNotReady, message)
     }
-    /// Maps an I/O error on `what` (a root-relative description, never an absolute path).
+    /// Maps an I/O error on `what` (a root-relative description, never an absolute path); the
+    /// I/O error is kept as the source.
     pub fn io(what: &str, err: &std::io::Error) -> Self {
-        match err.kind() {
+        let error = match err.kind() {
             std::io::ErrorKind::NotFound => Self::not_found(format!("{what} was not found.")),
             std::io::ErrorKind::PermissionDenied => Self::new(
                 ErrorCode::PermissionDenied,
                 format!("Access to {what} was denied by the operating system; check its permissions."),
             ),
             _ => Self::internal(format!("I/O failed on {what}: {err}.")),
+        };
+        error.with_source(copy_io_error(err))
+    }
+
+    /// The same error, marked with `detail` for callers that branch on it.
+    #[must_use]
+    pub fn with_detail(mut self, detail: ErrorDetail) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
+    /// The same error, with `source` as its underlying cause (replacing any earlier one).
+    #[must_use]
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
+    /// Whether the error carries `detail`.
+    pub fn is(&self, detail: ErrorDetail) -> bool {
+        self.detail == Some(detail)
+    }
+}
+
+/// An owned copy of a borrowed I/O error: the same OS code when there is one, else the same
+/// kind and text.
+fn copy_io_error(err: &std::io::Error) -> std::io::Error {
+    match err.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::new(err.kind(), err.to_string()),
+    }
+}
+
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.message == other.message
+            && self.conflict == other.conflict
+            && self.detail == other.detail
+    }
+}
+
+impl Eq for Error {}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("Error");
+        s.field("code", &self.code).field("message", &self.message);
+        if let Some(reason) = self.conflict {
+            s.field("conflict", &reason);
         }
+        if let Some(detail) = self.detail {
+            s.field("detail", &detail);
+        }
+        if let Some(source) = &self.source {
+            s.field("source", &format_args!("{source}"));
+        }
+        s.finish()
     }
 }
 
@@ -181,7 +262,59 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn io_errors_keep_their_cause_as_source() {
+        let cause = std::io::Error::from_raw_os_error(13);
+        let err = Error::io("the index lock file", &cause);
+        assert_eq!(err.code, ErrorCode::PermissionDenied);
+        let source = err.source().expect("an io error keeps its cause");
+        let io = source.downcast_ref::<std::io::Error>().expect("the cause is the io::Error");
+        assert_eq!(io.raw_os_error(), Some(13));
+
+        let custom = std::io::Error::other("disk on fire");
+        let err = Error::io("'a.md'", &custom);
+        assert_eq!(err.message, "I/O failed on 'a.md': disk on fire.");
+        assert_eq!(err.source().map(ToString::to_string).as_deref(), Some("disk on fire"));
+    }
+
+    #[test]
+    fn details_are_what_callers_branch_on() {
+        let busy = Error::index_not_ready("Someone else is writing.").with_detail(ErrorDetail::WriterBusy);
+        assert!(busy.is(ErrorDetail::WriterBusy));
+        assert!(!Error::index_not_ready("Someone else is writing.").is(ErrorDetail::WriterBusy));
+
+        let conflict = Error::conflict(ConflictReason::SelfHashMismatch, "Read again.");
+        assert_eq!(
+            (conflict.code, conflict.conflict),
+            (ErrorCode::Conflict, Some(ConflictReason::SelfHashMismatch))
+        );
+        assert_eq!(conflict.detail, None);
+    }
+
+    #[test]
+    fn equality_ignores_the_source_and_debug_shows_its_text() {
+        let plain = Error::internal("I/O failed on 'a.md': boom.");
+        let sourced = plain.clone().with_source(std::io::Error::other("boom"));
+        assert_eq!(plain, sourced);
+        assert_ne!(plain, plain.clone().with_detail(ErrorDetail::WriterBusy));
+        assert_eq!(
+            format!("{sourced:?}"),
+            r#"Error { code: InternalError, message: "I/O failed on 'a.md': boom.", source: boom }"#
+        );
+    }
+}

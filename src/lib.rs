@@ -1,8 +1,8 @@
 //! local-vector-search-mcp: a project's Markdown, searchable (Japanese-aware) and safely editable.
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
-//! `error`, `text`, `workspace`, `markdown` (L0); `chunk`, `table`, `config` (L1);
-//! `store`, `lexical`, `vectors` (L2); `indexer` (L3); `engine` (L4); `wire` (L5); `mcp`, `cli` (L6).
+//! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `config` (L1);
+//! `store`, `lexical`, `vectors` (L2); `indexer` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
 pub mod chunk;
 pub mod cli;

@@ -1,3 +1,6 @@
+//! Unit tests of the chunker: section boundaries, limits, heading paths and the contract's
+//! embedding-text vectors.
+
 use super::*;
 
 fn texts(src: &str, opts: &ChunkOptions) -> Vec<(String, String)> {

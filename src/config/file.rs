@@ -62,7 +62,8 @@ pub(crate) struct StorageFile {
 }
 
 /// `embedding`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+// (Its `Debug` output redacts `apiKey`: see the impl below.)
+#[derive(Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EmbeddingFile {
     /// `openai-compatible` or `none` (lexical-only, offline). Case-insensitive.
@@ -92,6 +93,26 @@ pub(crate) struct EmbeddingFile {
     /// HTTP timeout of one embedding call, in seconds.
     #[schemars(range(min = 1), extend("default" = 120))]
     pub timeout_seconds: Option<i64>,
+}
+
+impl fmt::Debug for EmbeddingFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let api_key = match self.api_key {
+            Setting::Absent => "Absent",
+            Setting::Null => "Null",
+            Setting::Value(_) => "Value(\"<redacted>\")",
+        };
+        f.debug_struct("EmbeddingFile")
+            .field("provider", &self.provider)
+            .field("endpoint", &self.endpoint)
+            .field("api_key", &format_args!("{api_key}"))
+            .field("model", &self.model)
+            .field("dimensions", &self.dimensions)
+            .field("batch_size", &self.batch_size)
+            .field("allow_remote_endpoint", &self.allow_remote_endpoint)
+            .field("timeout_seconds", &self.timeout_seconds)
+            .finish()
+    }
 }
 
 /// `chunking`.

@@ -817,3 +817,13 @@ mod no_panics {
         }
     }
 }
+
+#[test]
+fn debug_output_never_shows_the_api_key() {
+    let read = file::parse("embedding:\n  apiKey: sk-very-secret-key\n", "cfg.yml").expect("valid YAML");
+    let config = EmbeddingConfig { api_key: "sk-very-secret-key".to_owned(), ..EmbeddingConfig::default() };
+    for shown in [format!("{:?}", read.config), format!("{:#?}", read.config), format!("{config:?}")] {
+        assert!(!shown.contains("sk-very-secret-key"), "the API key leaked: {shown}");
+        assert!(shown.contains("<redacted>"), "{shown}");
+    }
+}

@@ -43,17 +43,11 @@ impl Engine {
 
     /// An exclusive OS lock shared by every process writing this project's Markdown: it makes the
     /// final hash check and the rename of a write one step across processes, not just threads.
-    fn mutation_lock(&self) -> Result<std::fs::File> {
-        let dir = self.core.layout.dir();
-        std::fs::create_dir_all(dir).map_err(|e| Error::io("the index directory", &e))?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join("MUTATION.lock"))
-            .map_err(|e| Error::io("the mutation lock file", &e))?;
-        file.lock().map_err(|e| Error::io("the mutation lock file", &e))?;
-        Ok(file)
+    fn mutation_lock(&self) -> Result<crate::workspace::LockFile> {
+        crate::workspace::LockFile::acquire(
+            &self.core.layout.dir().join("MUTATION.lock"),
+            "the mutation lock file",
+        )
     }
 
     /// Synchronizes `path` (and `previous`, for a move) and builds the response.

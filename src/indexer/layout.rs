@@ -1,11 +1,10 @@
 //! The index directory and its writer lock (`product.md` §3).
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions, TryLockError};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::workspace::{LockFile, write_file_atomic};
 
 /// Where one project's derived index lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,30 +47,22 @@ impl IndexLayout {
     }
 }
 
+/// What a writer is told while another holds the index writer lock.
+const WRITER_BUSY: &str = "Another local-vector-search-mcp process is writing this project's index; wait for it to finish (searches and reads keep working) or stop it, then retry.";
+
 /// An exclusive OS lock on the index directory's `LOCK` file; released on drop or process death.
 #[derive(Debug)]
 pub struct WriterLock {
-    _file: File,
+    _lock: LockFile,
 }
 
 impl WriterLock {
-    /// Takes the lock or fails at once with a message that says what to do.
+    /// Takes the lock or fails at once with a message that says what to do; when another
+    /// process (or another writer in this one) holds it, the error is
+    /// [`ErrorDetail::WriterBusy`](crate::error::ErrorDetail::WriterBusy).
     pub fn acquire(layout: &IndexLayout) -> Result<WriterLock> {
-        std::fs::create_dir_all(layout.dir()).map_err(|e| Error::io("the index directory", &e))?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(layout.lock_path())
-            .map_err(|e| Error::io("the index lock file", &e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(WriterLock { _file: file }),
-            Err(TryLockError::WouldBlock) => Err(Error::new(
-                crate::ErrorCode::IndexNotReady,
-                "Another local-vector-search-mcp process is writing this project's index; wait for it to finish (searches and reads keep working) or stop it, then retry.",
-            )),
-            Err(TryLockError::Error(e)) => Err(Error::io("the index lock file", &e)),
-        }
+        let lock = LockFile::try_acquire(&layout.lock_path(), "the index lock file", WRITER_BUSY)?;
+        Ok(WriterLock { _lock: lock })
     }
 }
 
@@ -101,14 +92,10 @@ impl Snapshot {
     }
 
     /// Replaces the snapshot atomically (temp file + rename in the index directory).
-    #[allow(clippy::disallowed_methods)]
     pub fn write(&self, layout: &IndexLayout) -> Result<()> {
-        let tmp = layout.dir().join("status.json.tmp");
         let bytes =
             serde_json::to_vec_pretty(self).map_err(|e| Error::internal(format!("status snapshot: {e}")))?;
-        let mut f = File::create(&tmp).map_err(|e| Error::io("the index status file", &e))?;
         // No fsync: the snapshot is a cache for status readers, rewritten after every commit.
-        f.write_all(&bytes).map_err(|e| Error::io("the index status file", &e))?;
-        std::fs::rename(&tmp, layout.snapshot_path()).map_err(|e| Error::io("the index status file", &e))
+        write_file_atomic(&layout.snapshot_path(), &bytes, "the index status file")
     }
 }

@@ -26,7 +26,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::{EmbedJob, Indexer, Progress, ReindexOptions};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorDetail, Result};
 use crate::text::rfc3339_utc;
 use crate::wire::{
     EmbeddingProgress, IndexingStatus, LastReindex, ReindexProgress, ReindexResult, ReindexStartResponse,
@@ -541,7 +541,7 @@ impl<'a> Worker<'a> {
             let deadline = Instant::now() + WRITER_WAIT;
             let opened = loop {
                 match (self.open)() {
-                    Err(e) if writer_busy(&e) && Instant::now() < deadline => {
+                    Err(e) if e.is(ErrorDetail::WriterBusy) && Instant::now() < deadline => {
                         let s = self.shared.lock();
                         if s.shutdown {
                             return Err(Error::internal("the indexing service is shutting down"));
@@ -677,9 +677,4 @@ impl<'a> Worker<'a> {
         self.shared.lock().reindex.finish(outcome);
         self.shared.changed.notify_all();
     }
-}
-
-/// Whether opening the writer failed only because another writer holds the lock.
-fn writer_busy(e: &Error) -> bool {
-    e.code == ErrorCode::IndexNotReady && e.message.starts_with("Another")
 }

@@ -1,3 +1,6 @@
+//! Unit tests of the indexer: crash repair by generations, incompatible settings, the writer
+//! lock and incremental reindexing.
+
 use super::*;
 
 fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Arc<Workspace>, IndexLayout) {
@@ -105,6 +108,7 @@ fn one_writer_at_a_time_with_a_clear_message() {
     let _first = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
     let err = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).err().unwrap();
     assert!(err.message.contains("Another local-vector-search-mcp process is writing"), "{}", err.message);
+    assert!(err.is(crate::error::ErrorDetail::WriterBusy), "callers branch on the detail, not the text");
 }
 
 #[test]

@@ -59,7 +59,9 @@ fn with_analyzer<T>(f: impl FnOnce(&mut Analyzer) -> T) -> T {
 /// Maps a tantivy error to the crate error; `doing` says what was being done.
 fn map_err(doing: &str, err: TantivyError) -> Error {
     match err {
-        TantivyError::LockFailure(LockError::LockBusy, _) => Error::index_not_ready(LOCKED),
+        TantivyError::LockFailure(LockError::LockBusy, _) => {
+            Error::index_not_ready(LOCKED).with_detail(crate::error::ErrorDetail::WriterBusy)
+        }
         TantivyError::DataCorruption(_)
         | TantivyError::IncompatibleIndex(_)
         | TantivyError::SchemaError(_) => Error::index_not_ready(DAMAGED),

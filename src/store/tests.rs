@@ -1,3 +1,5 @@
+//! Unit tests of the redb store: batches survive reopening; a second open is refused clearly.
+
 use super::*;
 
 fn doc(hash: &str, ids: Vec<u64>) -> DocumentRecord {

@@ -1,3 +1,6 @@
+//! Unit tests of the GFM table model against the contract's `tables.json` vectors, and of
+//! table edits.
+
 use super::*;
 
 fn tables_json() -> serde_json::Value {

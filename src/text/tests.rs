@@ -1,3 +1,5 @@
+//! Unit tests of the text helpers: line arithmetic and RFC 3339 timestamps.
+
 use super::*;
 
 #[test]

@@ -14,8 +14,7 @@ use crate::error::{Error, Result};
 /// Most characters of a server's own error text quoted in a message.
 const SERVER_TEXT_LIMIT: usize = 200;
 
-/// A client for one embedding endpoint and model.
-#[derive(Debug)]
+/// A client for one embedding endpoint and model. Its `Debug` output redacts the API key.
 pub struct Embedder {
     client: reqwest::blocking::Client,
     endpoint: String,
@@ -24,6 +23,18 @@ pub struct Embedder {
     model: String,
     batch_size: usize,
     timeout: Duration,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("endpoint", &self.endpoint)
+            .field("api_key", &"<redacted>")
+            .field("model", &self.model)
+            .field("batch_size", &self.batch_size)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Embedder {
@@ -190,4 +201,20 @@ pub fn check_dimensions(vectors: &[Vec<f32>], expected: usize) -> Result<()> {
 /// `Embedding dimension mismatch. Expected X, got Y.` (`contract.md` §6.1).
 pub(crate) fn dimension_mismatch(expected: impl std::fmt::Display, got: impl std::fmt::Display) -> Error {
     unavailable(format!("Embedding dimension mismatch. Expected {expected}, got {got}."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_never_shows_the_api_key() {
+        let config =
+            EmbeddingConfig { api_key: "sk-very-secret-key".to_owned(), ..EmbeddingConfig::default() };
+        let embedder = Embedder::new(&config, None).expect("client");
+        for shown in [format!("{embedder:?}"), format!("{embedder:#?}"), format!("{config:?}")] {
+            assert!(!shown.contains("sk-very-secret-key"), "the API key leaked: {shown}");
+            assert!(shown.contains("<redacted>"), "{shown}");
+        }
+    }
 }

@@ -8,12 +8,13 @@
 //! - Saving writes a temporary file and renames it, so a reader that mapped the old file keeps a
 //!   consistent view and a crash never leaves half a file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
 use super::embed::dimension_mismatch;
 use crate::error::{Error, Result};
+use crate::workspace::replace_file_atomic;
 
 /// Fewest inserts a thread of `add_many` gets (a thread per vector would cost more than it saves).
 const MIN_PER_THREAD: usize = 64;
@@ -206,12 +207,12 @@ impl VectorIndex {
         Ok(())
     }
 
-    /// Writes the index to `path` atomically (temp file in the same directory + rename).
-    #[allow(clippy::disallowed_methods)]
+    /// Writes the index to `path` atomically (temp file in the same directory + rename). usearch
+    /// writes to a path itself, so it fills the temp file directly (no copy of the index in memory).
     pub fn save(&self, path: &Path) -> Result<()> {
-        let tmp = tmp_path(path);
-        self.index.save(&path_str(&tmp)?).map_err(|e| vec_err("Saving the vector index", e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io("the vector index", &e))
+        replace_file_atomic(path, "the vector index", |temp| {
+            self.index.save(&path_str(temp)?).map_err(|e| vec_err("Saving the vector index", e))
+        })
     }
 
     /// The `k` nearest keys to `query` with their cosine distances, nearest first. With a
@@ -281,10 +282,4 @@ fn path_str(path: &Path) -> Result<String> {
     path.to_str().map(str::to_owned).ok_or_else(|| {
         Error::internal("The index directory's path is not valid UTF-8; choose another --storage-path.")
     })
-}
-
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".tmp");
-    path.with_file_name(name)
 }

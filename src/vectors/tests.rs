@@ -1,3 +1,6 @@
+//! Unit tests of the semantic side: RRF against the contract vectors, the embedding client
+//! against a fake server, response validation and the usearch index.
+
 use std::time::Duration;
 
 use super::*;

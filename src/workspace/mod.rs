@@ -43,7 +43,9 @@
 //! guard would refuse (so every listed path can be addressed), names that are not UTF-8, and
 //! in-flight temp files.
 
+mod atomic;
 mod glob;
+mod lock;
 mod path;
 mod read;
 mod scan;
@@ -56,11 +58,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+pub use atomic::{TEMP_PREFIX, replace_file_atomic, write_file_atomic};
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
+pub use lock::LockFile;
 pub use path::{PathContext, RelPath, compare_paths};
 pub use read::{MAX_MARKDOWN_BYTES, SourceDocument};
 pub use scan::{FileEntry, FileKind, ListedFile};
-pub use write::TEMP_PREFIX;
 
 use crate::error::{Error, ErrorCode, Result};
 use path::{MSG_OUTSIDE, MSG_REPARSE};

@@ -5,9 +5,9 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
+use super::atomic::TEMP_PREFIX;
 use super::glob::GlobFilter;
 use super::path::{RelPath, compare_paths, component_problem, eq_ignore_case, has_md_extension};
-use super::write::TEMP_PREFIX;
 use super::{Workspace, is_link};
 use crate::error::{Error, ErrorCode, Result};
 

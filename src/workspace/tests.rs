@@ -868,3 +868,39 @@ fn glob_semantics_follow_the_original() {
     assert!(f.matches("top.md"));
     assert!(!f.matches("other/top.md"));
 }
+
+#[test]
+fn a_held_lock_file_refuses_try_acquire_with_writer_busy_until_dropped() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("index").join("LOCK");
+    let busy = "Someone else is writing; retry.";
+    let first = LockFile::try_acquire(&path, "the lock file", busy).expect("free lock");
+    let err = LockFile::try_acquire(&path, "the lock file", busy).expect_err("held lock");
+    assert!(err.is(crate::error::ErrorDetail::WriterBusy), "{err:?}");
+    assert_eq!((err.code, err.message.as_str()), (ErrorCode::IndexNotReady, busy));
+    drop(first);
+    let blocking = LockFile::acquire(&path, "the lock file").expect("released lock");
+    drop(blocking);
+    LockFile::try_acquire(&path, "the lock file", busy).expect("released again");
+}
+
+#[test]
+fn derived_files_are_replaced_whole_and_failed_fills_leave_no_temp_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("status.json");
+    write_file_atomic(&target, b"one", "the status file").expect("first write");
+    write_file_atomic(&target, b"two", "the status file").expect("second write");
+    assert_eq!(fs::read(&target).expect("target"), b"two");
+
+    let failed = replace_file_atomic(&target, "the status file", |temp| {
+        fs::write(temp, b"half").expect("temp file");
+        Err(Error::internal("the writer gave up"))
+    });
+    assert_eq!(failed.expect_err("fill failed").message, "the writer gave up");
+    assert_eq!(fs::read(&target).expect("target"), b"two", "a failed fill keeps the old file");
+    let names: Vec<String> = fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    assert_eq!(names, ["status.json"]);
+}

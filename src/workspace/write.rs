@@ -1,20 +1,15 @@
 //! Atomic, hash-guarded writes (`contract.md` §9.6).
 
-use std::collections::hash_map::RandomState;
 use std::fs;
-use std::hash::BuildHasher;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::atomic::{TempFile, sync_dir};
 use super::path::RelPath;
 use super::read::io_error;
 use super::{Workspace, is_a_directory, is_link, is_missing};
 use crate::error::{Error, ErrorCode, Result};
 use crate::text::sha256_hex;
-
-/// Name prefix of the temp files writes create next to their target; listings skip such names.
-pub const TEMP_PREFIX: &str = ".lvs-tmp-";
 
 /// The whole-file conflict message (`contract.md` §7.2).
 const MSG_CONFLICT: &str = "Source content changed; reread before retrying.";
@@ -269,59 +264,5 @@ fn check_hash(abs: &Path, path: &RelPath, expected: &str) -> Result<()> {
         Ok(())
     } else {
         Err(Error::new(ErrorCode::Conflict, MSG_CONFLICT))
-    }
-}
-
-/// Flushes a directory entry change to disk (best effort; not available on every platform).
-fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-}
-
-/// A temp file that is deleted on drop unless [`TempFile::disarm`] is called.
-struct TempFile {
-    path: PathBuf,
-    armed: bool,
-}
-
-impl TempFile {
-    /// Creates `<dir>/.lvs-tmp-<32 hex>` with create-new semantics, returning it open.
-    fn create(dir: &Path) -> std::io::Result<(TempFile, fs::File)> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let mut last_err = None;
-        for _ in 0..16 {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos());
-            let seed = (n, nanos, std::process::id());
-            // Each `RandomState` is freshly keyed, so the two halves differ.
-            let hi = RandomState::new().hash_one(seed);
-            let lo = RandomState::new().hash_one(seed);
-            let path = dir.join(format!("{TEMP_PREFIX}{hi:016x}{lo:016x}"));
-            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(file) => return Ok((TempFile { path, armed: true }, file)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_err = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last_err.unwrap_or_else(|| std::io::Error::other("no free temp file name")))
-    }
-
-    /// Keeps the file (it has been renamed into place).
-    fn disarm(mut self) {
-        self.armed = false;
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = fs::remove_file(&self.path);
-        }
     }
 }

@@ -8,4 +8,5 @@ mod mcp;
 mod rpc;
 mod schema;
 mod support;
+mod tidy;
 mod vectors;

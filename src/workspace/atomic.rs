@@ -1,0 +1,98 @@
+//! Atomic file replacement: a temp file in the target's folder, renamed over the target, removed
+//! again when anything fails. Readers see the old file or the new one, never half of either.
+//!
+//! Two users: [`super::Workspace::write_atomic`] (user files: random temp names because several
+//! writers may race, fsync of the file and its folder) and [`write_file_atomic`] /
+//! [`replace_file_atomic`] for derived files under the index directory (one writer, the holder
+//! of the index writer lock, so the temp name is fixed per target and a crash leaves at most one
+//! stale temp file that the next write replaces; no fsync, as derived files can be rebuilt).
+
+use std::collections::hash_map::RandomState;
+use std::fs;
+use std::hash::BuildHasher;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// Name prefix of the temp files writes create next to their target; listings skip such names.
+pub const TEMP_PREFIX: &str = ".lvs-tmp-";
+
+/// Replaces the derived file at `path` with `bytes` atomically. `what` names the file in
+/// messages (e.g. `the index status file`).
+pub fn write_file_atomic(path: &Path, bytes: &[u8], what: &str) -> Result<()> {
+    replace_file_atomic(path, what, |temp| fs::write(temp, bytes).map_err(|e| Error::io(what, &e)))
+}
+
+/// Replaces the derived file at `path` atomically with what `fill` writes to the temp path it is
+/// given (for writers that take a path, not bytes). The temp file is `.lvs-tmp-<file name>` in
+/// the same folder; it is removed when `fill` or the rename fails.
+pub fn replace_file_atomic(path: &Path, what: &str, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let name = path.file_name().ok_or_else(|| Error::internal(format!("{what} has no file name.")))?;
+    let mut temp_name = std::ffi::OsString::from(TEMP_PREFIX);
+    temp_name.push(name);
+    let temp = TempFile { path: path.with_file_name(temp_name), armed: true };
+    match fs::remove_file(&temp.path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(what, &e)),
+    }
+    fill(&temp.path)?;
+    fs::rename(&temp.path, path).map_err(|e| Error::io(what, &e))?;
+    temp.disarm();
+    Ok(())
+}
+
+/// Flushes a directory entry change to disk (best effort; not available on every platform).
+pub(super) fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+/// A temp file that is deleted on drop unless [`TempFile::disarm`] is called.
+pub(super) struct TempFile {
+    pub(super) path: PathBuf,
+    armed: bool,
+}
+
+impl TempFile {
+    /// Creates `<dir>/.lvs-tmp-<32 hex>` with create-new semantics, returning it open.
+    pub(super) fn create(dir: &Path) -> std::io::Result<(TempFile, fs::File)> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let mut last_err = None;
+        for _ in 0..16 {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let seed = (n, nanos, std::process::id());
+            // Each `RandomState` is freshly keyed, so the two halves differ.
+            let hi = RandomState::new().hash_one(seed);
+            let lo = RandomState::new().hash_one(seed);
+            let path = dir.join(format!("{TEMP_PREFIX}{hi:016x}{lo:016x}"));
+            match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(file) => return Ok((TempFile { path, armed: true }, file)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_err = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last_err.unwrap_or_else(|| std::io::Error::other("no free temp file name")))
+    }
+
+    /// Keeps the file (it has been renamed into place).
+    pub(super) fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! Tidy checks: grep-level tests that keep the architecture and the house rules true, modelled on
+//! rust-analyzer's `tidy.rs`. The layer table below *is* the architecture (`docs/architecture.md`,
+//! "Code map"): changing it is a deliberate, reviewed act.
+//!
+//! These are heuristics over the source text (comment lines are skipped, strings are not), and
+//! that is fine: a false alarm is fixed by rewording a line, a missed import by a review.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use May::{EverythingBelow, Only};
+
+/// Which top-level modules each module of `src/` may import (`crate::x`, `super::…::x`), by
+/// layer. Imports point down; a module may always use itself.
+const LAYERS: &[(&str, &str, May)] = &[
+    ("L0", "error", Only(&[])),
+    ("L0", "text", Only(&[])),
+    // TODO(wire-leaf): `wire` still imports `table`; drop it here once that import is gone.
+    ("L0", "wire", Only(&["table"])),
+    ("L0", "workspace", Only(&["error", "text"])),
+    ("L0", "markdown", Only(&["error", "text"])),
+    ("L1", "chunk", Only(&["markdown", "text", "error", "workspace"])),
+    ("L1", "edit", Only(&["markdown", "text", "error", "wire", "table"])),
+    ("L1", "table", Only(&["markdown", "text", "error", "wire"])),
+    ("L1", "config", Only(&["workspace", "error", "wire"])),
+    ("L2", "store", Only(&["chunk", "workspace", "text", "error"])),
+    ("L2", "lexical", Only(&["chunk", "workspace", "text", "error"])),
+    // `workspace` for the atomic replacement of the vector file (`workspace::replace_file_atomic`).
+    ("L2", "vectors", Only(&["chunk", "config", "text", "error", "workspace"])),
+    ("L3", "indexer", EverythingBelow),
+    ("L4", "engine", EverythingBelow),
+    ("L6", "mcp", Only(&["engine", "wire", "config", "error", "text"])),
+    ("L6", "cli", Only(&["engine", "wire", "config", "mcp", "error"])),
+];
+
+/// A row's allowance.
+enum May {
+    /// These modules.
+    Only(&'static [&'static str]),
+    /// Every module of a lower layer.
+    EverythingBelow,
+}
+
+/// The modules `module` (in `layer`) may import.
+fn allowed(layer: &str, may: &May) -> Vec<&'static str> {
+    match may {
+        Only(list) => list.to_vec(),
+        EverythingBelow => LAYERS.iter().filter(|(l, _, _)| *l < layer).map(|(_, m, _)| *m).collect(),
+    }
+}
+
+/// Items of `lib.rs` reachable as `crate::X`: the module they stand for, or `None` for helpers
+/// every module may use (`testdata` is `#[cfg(test)]` data loading).
+const ROOT_ITEMS: &[(&str, Option<&str>)] =
+    &[("Error", Some("error")), ("ErrorCode", Some("error")), ("Result", Some("error")), ("testdata", None)];
+
+/// Each storage or protocol crate and the only places (paths under the repository root) that may
+/// name it.
+const CRATE_OWNERS: &[(&str, &[&str])] = &[
+    ("tantivy", &["src/lexical/"]),
+    ("lindera", &["src/lexical/"]),
+    ("lindera_dictionary", &["src/lexical/"]),
+    ("redb", &["src/store/"]),
+    ("usearch", &["src/vectors/"]),
+    ("reqwest", &["src/vectors/"]),
+    ("rmcp", &["src/mcp/"]),
+    ("tokio", &["src/mcp/"]),
+    ("notify", &["src/indexer/"]),
+    // `config/tests.rs` checks the clap definition (`CommandFactory::debug_assert`).
+    ("clap", &["src/config/cli.rs", "src/config/tests.rs", "src/cli/"]),
+];
+
+#[test]
+fn imports_point_down() {
+    let modules = top_level_modules();
+    let table: BTreeSet<&str> = LAYERS.iter().map(|(_, m, _)| *m).collect();
+    let listed: BTreeSet<&str> = modules.keys().map(String::as_str).collect();
+    assert_eq!(
+        listed, table,
+        "every top-level module of src/ needs exactly one row in LAYERS (tests/it/tidy.rs); see docs/architecture.md"
+    );
+
+    let names: BTreeSet<String> = modules.keys().cloned().collect();
+    let mut problems = Vec::new();
+    for (layer, module, may) in LAYERS {
+        let allowed = allowed(layer, may);
+        for file in &modules[*module] {
+            if file.file_name().is_some_and(|n| n == "tests.rs") {
+                continue; // `#[cfg(test)]` only
+            }
+            let text = read(file);
+            for (line, used, snippet) in module_references(&text, &module_path(file), &names) {
+                if used == *module || allowed.contains(&used.as_str()) {
+                    continue;
+                }
+                problems.push(format!(
+                    "{}:{line}: module `{module}` ({layer}) must not import `{used}` (found `{snippet}`); \
+                     `{module}` may import only [{}]; see docs/architecture.md",
+                    shown(file),
+                    allowed.join(", "),
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "layer violations:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn storage_and_protocol_crates_stay_in_their_module() {
+    let mut problems = Vec::new();
+    for file in rust_files(&root().join("src")) {
+        let shown = shown(&file);
+        let text = read(&file);
+        for (krate, owners) in CRATE_OWNERS {
+            if owners.iter().any(|o| shown.starts_with(o)) {
+                continue;
+            }
+            let needle = format!("{krate}::");
+            for (n, line) in code_lines(&text) {
+                if find_word(line, &needle).is_some() {
+                    problems.push(format!(
+                        "{shown}:{n}: `{krate}` may be used only in {}, found `{}`; see docs/architecture.md",
+                        owners.join(", "),
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "crates outside their owning module:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn every_source_file_opens_with_a_module_comment() {
+    let missing: Vec<String> = rust_files(&root().join("src"))
+        .into_iter()
+        .filter(|f| !read(f).starts_with("//!"))
+        .map(|f| shown(&f))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "these files do not start with a `//!` comment saying what they are:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn no_should_panic() {
+    // Spelled in two pieces so this file does not match itself.
+    let attribute = concat!("#[should", "_panic");
+    let mut found = Vec::new();
+    for dir in ["src", "tests", "benches"] {
+        for file in rust_files(&root().join(dir)) {
+            for (n, line) in read(&file).lines().enumerate() {
+                if line.contains(attribute) {
+                    found.push(format!("{}:{}", shown(&file), n + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "`{attribute}]` hides which panic happened; return a Result and assert on the error instead:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn no_machine_paths_in_tracked_files() {
+    // Spelled in pieces so this file does not match itself.
+    let machine = [concat!("/wo", "rk/"), concat!("/ro", "ot/"), concat!("/ho", "me/")];
+    // The documentation's placeholder user (`docs/tools.md` shows a status result).
+    let placeholders = [concat!("/ho", "me/me/")];
+    let mut found = Vec::new();
+    for file in tracked_files(&["src", "tests", "docs", "benches"]) {
+        let Ok(bytes) = std::fs::read(root().join(&file)) else { continue };
+        let text = String::from_utf8_lossy(&bytes);
+        for (n, line) in text.lines().enumerate() {
+            let mut rest = line.to_owned();
+            for p in placeholders {
+                rest = rest.replace(p, "");
+            }
+            if let Some(p) = machine.iter().find(|p| rest.contains(*p)) {
+                found.push(format!("{file}:{}: `{p}`", n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "absolute machine paths in tracked files (use paths relative to the checkout or \
+         CARGO_MANIFEST_DIR):\n{}",
+        found.join("\n")
+    );
+}
+
+// ---- helpers ----
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `path` relative to the repository root, with `/` separators.
+fn shown(path: &Path) -> String {
+    let rel = path.strip_prefix(root()).unwrap_or(path);
+    rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() && path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The top-level modules of `src/` (`src/x.rs` and `src/x/`), each with its files.
+fn top_level_modules() -> BTreeMap<String, Vec<PathBuf>> {
+    let src = root().join("src");
+    let mut modules: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).expect("src/ is readable").flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            modules.entry(name).or_default().extend(rust_files(&path));
+        } else if let Some(stem) = name.strip_suffix(".rs")
+            && stem != "lib"
+            && stem != "main"
+        {
+            modules.entry(stem.to_owned()).or_default().push(path);
+        }
+    }
+    modules
+}
+
+/// The module path of a file below `src/`, e.g. `src/vectors/index.rs` → `[vectors, index]`.
+fn module_path(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(root().join("src")).expect("a file below src/");
+    let mut parts: Vec<String> =
+        rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if stem != "mod" {
+            parts.push(stem.to_owned());
+        }
+    }
+    parts
+}
+
+/// Lines that are not comments, numbered from 1.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim_start().starts_with("//"))
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The first position of `needle` in `line` not preceded by an identifier character or `:`.
+fn find_word(line: &str, needle: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = line[from..].find(needle).map(|i| i + from) {
+        if !line[..i].ends_with(|c: char| is_ident_char(c) || c == ':') {
+            return Some(i);
+        }
+        from = i + needle.len();
+    }
+    None
+}
+
+/// The top-level modules `text` refers to, as `(line, module, snippet)`: `crate::x…`,
+/// `crate::{x, y}` and `super::…` chains that climb out of the file's module (`path`); `modules`
+/// are the top-level module names.
+fn module_references(
+    text: &str,
+    path: &[String],
+    modules: &BTreeSet<String>,
+) -> Vec<(usize, String, String)> {
+    let resolve = |name: &str| -> Option<String> {
+        if modules.contains(name) {
+            return Some(name.to_owned());
+        }
+        ROOT_ITEMS.iter().find(|(item, _)| *item == name).and_then(|(_, m)| m.map(str::to_owned))
+    };
+    // Comment lines blanked, line structure kept (grouped imports span lines).
+    let code: String = text
+        .lines()
+        .map(|l| if l.trim_start().starts_with("//") { "" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let line_of = |pos: usize| code[..pos].matches('\n').count() + 1;
+    let mut out = Vec::new();
+    for (start, _) in code.match_indices("crate::") {
+        if code[..start].ends_with(|c: char| is_ident_char(c) || c == ':') {
+            continue;
+        }
+        let rest = &code[start + "crate::".len()..];
+        for (name, snippet) in path_heads(rest) {
+            if let Some(module) = resolve(&name) {
+                out.push((line_of(start), module, format!("crate::{snippet}")));
+            }
+        }
+    }
+    for (start, _) in code.match_indices("super::") {
+        if code[..start].ends_with(|c: char| is_ident_char(c) || c == ':') {
+            continue;
+        }
+        let mut rest = &code[start..];
+        let mut climbs = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            climbs += 1;
+            rest = r;
+        }
+        // Still inside this module: not a dependency. (Inline `mod` blocks are not modelled, so
+        // only names that are real top-level modules count.)
+        if climbs < path.len() {
+            continue;
+        }
+        for (name, snippet) in path_heads(rest) {
+            if modules.contains(&name) {
+                out.push((line_of(start), name, format!("{}{snippet}", "super::".repeat(climbs))));
+            }
+        }
+    }
+    out
+}
+
+/// The first segment of the path(s) at the start of `rest` (after `crate::`): `x::y` → `x`,
+/// `{x, y::z}` → `x`, `y`; each with the text it came from.
+fn path_heads(rest: &str) -> Vec<(String, String)> {
+    if let Some(group) = rest.strip_prefix('{') {
+        let mut depth = 0;
+        let mut end = group.len();
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    end = i;
+                    break;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        let inner = &group[..end];
+        let mut heads = Vec::new();
+        let mut depth = 0;
+        let mut item_start = 0;
+        for (i, c) in inner.char_indices().chain(std::iter::once((inner.len(), ','))) {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    let item = inner[item_start..i].trim();
+                    let name: String = item.chars().take_while(|c| is_ident_char(*c)).collect();
+                    if !name.is_empty() {
+                        heads.push((name, item.split_whitespace().collect::<Vec<_>>().join(" ")));
+                    }
+                    item_start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        heads
+    } else {
+        let name: String = rest.chars().take_while(|c| is_ident_char(*c)).collect();
+        let snippet: String = rest.chars().take_while(|c| is_ident_char(*c) || *c == ':').collect();
+        if name.is_empty() { Vec::new() } else { vec![(name, snippet.trim_end_matches(':').to_owned())] }
+    }
+}
+
+/// Files git tracks under `dirs` (relative, `/`-separated); without git, every file there except
+/// build and cache folders.
+fn tracked_files(dirs: &[&str]) -> Vec<String> {
+    let listed = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root())
+        .args(["ls-files", "-z", "--"])
+        .args(dirs)
+        .output()
+        .ok()
+        .filter(|o| o.status.success() && !o.stdout.is_empty());
+    if let Some(out) = listed {
+        return String::from_utf8_lossy(&out.stdout)
+            .split('\0')
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect();
+    }
+    let mut files = Vec::new();
+    let mut stack: Vec<PathBuf> = dirs.iter().map(|d| root().join(d)).collect();
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() && !name.starts_with('.') && name != "__pycache__" && name != "target" {
+                stack.push(path);
+            } else if kind.is_file() {
+                files.push(shown(&path));
+            }
+        }
+    }
+    files.sort();
+    files
+}
