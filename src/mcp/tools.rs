@@ -12,9 +12,9 @@ use crate::config::{ToolGroup, ToolsConfig};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::wire::{
-    CreateRequest, DeleteRequest, EditTableArgs, ListFilesRequest, ListFilesResponse, MarkdownSlice,
-    MoveRequest, MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest,
-    ReindexRequest, ReindexStartResponse, SearchRequest, SearchResponse, StatusResponse, TableEditResponse,
+    CreateRequest, DeleteRequest, ListFilesRequest, ListFilesResponse, MarkdownSlice, MoveRequest,
+    MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest, ReindexRequest,
+    ReindexStartResponse, SearchRequest, SearchResponse, StatusResponse, TableEditRequest, TableEditResponse,
 };
 
 /// Largest argument object accepted (bytes of JSON).
@@ -100,7 +100,7 @@ delete_column, rename_column, set_alignment. pointer is the table's hashed ancho
 anchor is CONFLICT. Rows by rowIndex or where {column|columnIndex, equals}; columns by column name or columnIndex. Values \
 are literal text by default (escaped for you); valueFormat \"markdown\" writes inline Markdown verbatim. Cells cannot hold \
 line breaks. Returns the table's new pointer for the next edit. Needs knowledgeBase.allowWrites.",
-            input: flat::<EditTableArgs>,
+            input: flat::<TableEditRequest>,
             output: schema_of::<TableEditResponse>,
             read_only: false,
             destructive: false,
@@ -266,13 +266,18 @@ fn request<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T> {
             "{tool}: unknown argument '{extra}'; only 'request' is accepted."
         )));
     }
-    serde_path_to_error::deserialize(inner).map_err(|e| {
+    deserialize(tool, "request.", inner)
+}
+
+/// Decodes `args` into `T`, naming the field (under `prefix`) that is wrong or unknown.
+fn deserialize<T: DeserializeOwned>(tool: &str, prefix: &str, args: Value) -> Result<T> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path.is_empty() || path == "." {
-            Error::invalid_argument(format!("{tool}: invalid request: {inner}."))
+            Error::invalid_argument(format!("{tool}: invalid arguments: {inner}."))
         } else {
-            Error::invalid_argument(format!("{tool}: invalid request.{path}: {inner}."))
+            Error::invalid_argument(format!("{tool}: invalid {prefix}{path}: {inner}."))
         }
     })
 }
@@ -307,11 +312,7 @@ pub(super) fn dispatch(engine: &Engine, coordinator: &Coordinator, name: &str, a
         "kb_create" => to_value(&engine.create(&request::<CreateRequest>(name, &args)?)?),
         "kb_move" => to_value(&engine.move_document(&request::<MoveRequest>(name, &args)?)?),
         "kb_delete" => to_value(&engine.delete_document(&request::<DeleteRequest>(name, &args)?)?),
-        "kb_edit_table" => {
-            let a: EditTableArgs = serde_json::from_value(args)
-                .map_err(|e| Error::invalid_argument(format!("kb_edit_table: invalid arguments: {e}.")))?;
-            to_value(&engine.edit_table(&a.path, &a.pointer, &a.request)?)
-        }
+        "kb_edit_table" => to_value(&engine.edit_table(&deserialize::<TableEditRequest>(name, "", args)?)?),
         other => Err(Error::invalid_argument(format!("Unknown tool '{other}'."))),
     }
 }

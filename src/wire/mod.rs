@@ -7,9 +7,20 @@
 //! outside `wire` defines a serialisable tool shape.
 //!
 //! Shapes follow `contract.md` §7 exactly; additions (`stale`, `explain`) are optional fields.
+//!
+//! Invariants:
+//!
+//! - `wire` is the bottom layer: serde/schemars data only, it imports nothing from the crate
+//!   (the table planner, the engine and the front-ends import it).
+//! - Every request type has `deny_unknown_fields`: a misspelled field is refused, naming it,
+//!   instead of being silently ignored.
+
+mod table;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+pub use table::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
 
 /// `kb_read` arguments.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -562,18 +573,4 @@ pub struct TableEditResponse {
     pub index_synchronized: bool,
     /// The last indexing error, if the change could not be indexed yet.
     pub index_error: Option<String>,
-}
-
-/// `kb_edit_table` arguments (flat, no `request` wrapper).
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EditTableArgs {
-    /// Root-relative path of the `.md` file.
-    pub path: String,
-    /// The table's hashed anchor (`tN~selfHash~subtreeHash`) from kb_read; after an edit use the
-    /// returned pointer.
-    pub pointer: String,
-    /// The edit.
-    #[serde(flatten)]
-    pub request: crate::table::TableEditRequest,
 }
