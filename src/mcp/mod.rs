@@ -12,6 +12,7 @@
 //! - Engine calls run on blocking threads; reindex runs on its own thread, one at a time.
 
 mod coordinator;
+mod schema;
 mod tools;
 
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 pub use coordinator::Coordinator;
-pub use tools::{tool_catalog, tool_catalog_for, tool_names};
+pub use tools::{tool_catalog, tool_catalog_for, tool_list_markdown, tool_names};
 
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};

@@ -107,3 +107,34 @@ fn error_codes_are_the_contract_table() {
         wire["errorCodes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     assert_eq!(ours, theirs);
 }
+
+/// The generated part of `docs/tools.md`: between these two lines.
+const LIST_BEGIN: &str = "<!-- tool list: generated from the tool table (src/mcp/tools.rs) by `UPDATE_SCHEMA=1 cargo test --test it schema` -->\n";
+const LIST_END: &str = "<!-- end of tool list -->\n";
+
+#[test]
+fn docs_list_exactly_the_tools_of_the_table() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/tools.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) =
+        (doc.find(LIST_BEGIN).expect("docs/tools.md has the tool list markers"), doc.find(LIST_END).unwrap());
+    let list = lvs::mcp::tool_list_markdown();
+    let fresh = format!("{}{LIST_BEGIN}{list}{}", &doc[..begin], &doc[end..]);
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+    } else {
+        assert!(
+            doc == fresh,
+            "the tool list in docs/tools.md is out of date; run `UPDATE_SCHEMA=1 cargo test --test it schema`"
+        );
+    }
+    // Every tool has a section, and every section is a tool.
+    let names: Vec<String> = lvs::mcp::tool_catalog().iter().map(|t| t.name.to_string()).collect();
+    let mut documented: Vec<String> = doc
+        .lines()
+        .filter(|l| l.starts_with("## ") || l.starts_with("### "))
+        .flat_map(|l| l.split('`').skip(1).step_by(2).filter(|w| w.starts_with("kb_")).map(str::to_owned))
+        .collect();
+    documented.sort();
+    assert_eq!(documented, names, "docs/tools.md sections vs the tool table");
+}
