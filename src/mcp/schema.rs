@@ -1,8 +1,12 @@
-//! Tool schemas: generated from the `wire` types, and used to read arguments the way the
-//! original server did (case-insensitive names and enums).
+//! Tool schemas: generated from the `wire` types, cleaned to standard JSON Schema 2020-12, and
+//! used to read arguments the way the original server did (case-insensitive names and enums).
 //!
 //! Invariants:
 //!
+//! - Every schema a client sees uses only the 2020-12 vocabulary and its standard `format`s:
+//!   schemars' `uint64`, `int64`, `double`, … are dropped (unsigned integers keep
+//!   `"minimum": 0`), because strict validators (ajv in the MCP Inspector, function-calling
+//!   clients) reject unknown formats.
 //! - [`normalise`] only rewrites spellings (object keys to the schema's property names, strings
 //!   to the schema's enum values) when they match ignoring ASCII case; it never invents or drops
 //!   data, and it refuses keys the schema forbids (`additionalProperties: false`) by name. serde's
@@ -11,11 +15,37 @@
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
+/// The `format` values JSON Schema 2020-12 defines (§7.3 of the validation vocabulary).
+pub const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
 /// Deepest schema or argument nesting [`normalise`] follows (recursive types end there).
 const MAX_DEPTH: usize = 64;
 
 fn generated<T: JsonSchema>() -> Value {
-    serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}))
+    let mut schema =
+        serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}));
+    standardise(&mut schema);
+    schema
 }
 
 /// A result type's schema (`outputSchema`).
@@ -50,6 +80,60 @@ pub fn wrapped<T: JsonSchema>() -> Value {
         schema["$defs"] = defs;
     }
     schema
+}
+
+/// Keywords whose value is one subschema.
+const ONE: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+];
+/// Keywords whose value is an array of subschemas.
+const LIST: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
+/// Keywords whose value maps names to subschemas.
+const MAP: &[&str] = &["properties", "patternProperties", "$defs", "dependentSchemas"];
+
+/// Calls `f` on `schema` and every subschema in it (not on `enum`/`const`/`default` data).
+fn each_schema(schema: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
+    let Some(o) = schema.as_object_mut() else {
+        return; // `true` / `false`
+    };
+    f(o);
+    for (key, value) in o.iter_mut() {
+        let key = key.as_str();
+        if ONE.contains(&key) {
+            each_schema(value, f);
+        } else if LIST.contains(&key) {
+            value.as_array_mut().into_iter().flatten().for_each(|s| each_schema(s, f));
+        } else if MAP.contains(&key) {
+            value.as_object_mut().into_iter().flat_map(|m| m.values_mut()).for_each(|s| each_schema(s, f));
+        }
+    }
+}
+
+/// Drops non-standard `format`s; an unsigned integer keeps (or gets) `"minimum": 0`.
+pub fn standardise(schema: &mut Value) {
+    each_schema(schema, &mut |o| {
+        let Some(format) = o.get("format").and_then(Value::as_str) else {
+            return;
+        };
+        if STANDARD_FORMATS.contains(&format) {
+            return;
+        }
+        let unsigned = format.starts_with("uint");
+        o.shift_remove("format");
+        if unsigned {
+            o.entry("minimum").or_insert(json!(0));
+        }
+    });
 }
 
 /// The schema and, through `$ref` / `anyOf` / `oneOf` / `allOf`, every schema the value may be
@@ -303,6 +387,28 @@ mod tests {
         );
         let e = normalised(&flat::<StatusRequest>(), json!({"unexpected": true})).unwrap_err();
         assert!(e.contains("'unexpected'") && e.contains("send {}"), "{e}");
+    }
+
+    #[test]
+    fn schemas_use_only_standard_formats() {
+        let mut schema = json!({"type": "object", "properties": {
+            "a": {"type": "integer", "format": "uint64", "minimum": 0},
+            "b": {"type": ["integer", "null"], "format": "uint32"},
+            "c": {"type": "number", "format": "double"},
+            "d": {"type": "string", "format": "date-time"},
+            "format": {"type": "string", "enum": ["x"]},
+        }, "$defs": {"E": {"anyOf": [{"type": "integer", "format": "int64"}]}}});
+        standardise(&mut schema);
+        assert_eq!(
+            schema,
+            json!({"type": "object", "properties": {
+                "a": {"type": "integer", "minimum": 0},
+                "b": {"type": ["integer", "null"], "minimum": 0},
+                "c": {"type": "number"},
+                "d": {"type": "string", "format": "date-time"},
+                "format": {"type": "string", "enum": ["x"]},
+            }, "$defs": {"E": {"anyOf": [{"type": "integer"}]}}})
+        );
     }
 
     #[test]
