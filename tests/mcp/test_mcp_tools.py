@@ -1,6 +1,6 @@
 """The tool surface over real MCP: every schema is strict JSON Schema 2020-12 with standard
 formats only, argument names and enum values are case-insensitive, a misspelled field is refused
-by name (and changes nothing)."""
+by name (and changes nothing), and the text block is compact JSON equal to structuredContent."""
 
 import json
 
@@ -37,6 +37,10 @@ def formats(schema, path="#"):
             for name, s in value.items():
                 found += formats(s, f"{path}/{key}/{name}")
     return found
+
+
+def compact(value):
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 TABLE = "# 価格\n\n| 品目 | 価格 |\n|:--|--:|\n| 豚肉 | 25 |\n| 鶏肉 | 18 |\n"
@@ -128,3 +132,19 @@ def test_a_misspelled_table_field_is_refused_by_name_and_the_file_is_unchanged()
             assert [col["alignment"] for col in page["table"]["columns"]] == ["left", "center"]
     run(go())
 
+
+def test_the_text_block_is_compact_json_equal_to_structured_content():
+    async def go():
+        async with Client(params(project())) as c:
+            await reindex_and_wait(c)
+            for name, args in [
+                ("kb_status", {}),
+                ("kb_read", {"request": {"path": "kyoto.md"}}),
+                ("kb_search", {"request": {"query": "京都"}}),
+            ]:
+                result = await c.call_tool(name, args)
+                structured = body(result)
+                text = result.content[0].text
+                assert "\n" not in text, (name, text[:200])
+                assert text == compact(structured), name
+    run(go())
