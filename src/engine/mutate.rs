@@ -9,9 +9,10 @@ use std::time::Duration;
 use super::Engine;
 use crate::edit::{PatchKind, PatchOp, plan};
 use crate::error::{ConflictReason, Error, ErrorCode, Result};
-use crate::table::{TableEditRequest, plan_table_edit};
+use crate::table::plan_table_edit;
 use crate::wire::{
-    CreateRequest, DeleteRequest, MoveRequest, MutationResponse, PatchRequest, TableEditResponse,
+    CreateRequest, DeleteRequest, MoveRequest, MutationResponse, PatchRequest, TableEditRequest,
+    TableEditResponse,
 };
 use crate::workspace::{PathContext, RelPath};
 
@@ -114,12 +115,12 @@ impl Engine {
     }
 
     /// `kb_edit_table`.
-    pub fn edit_table(&self, path: &str, pointer: &str, req: &TableEditRequest) -> Result<TableEditResponse> {
+    pub fn edit_table(&self, req: &TableEditRequest) -> Result<TableEditResponse> {
         self.require_writes()?;
-        let path = self.core.workspace.rel_path(path, PathContext::MarkdownWrite)?;
+        let path = self.core.workspace.rel_path(&req.path, PathContext::MarkdownWrite)?;
         let new_pointer = std::cell::RefCell::new(String::new());
         let hash = self.rewrite(&path, &|text| {
-            let (new_text, anchor) = plan_table_edit(text, pointer, req)?;
+            let (new_text, anchor) = plan_table_edit(text, req)?;
             *new_pointer.borrow_mut() = anchor;
             Ok(new_text)
         })?;

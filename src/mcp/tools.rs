@@ -1,146 +1,196 @@
-//! The tool table: names, descriptions, schemas, annotations, and argument decoding.
+//! The tool table: one entry per tool, from which everything else is derived.
+//!
+//! An entry ([`Tool`]) names the tool, describes it, gives its annotations, profile group and
+//! argument style, its request and response types (`wire`) and its handler. `tools/list`, the
+//! dispatch, the tool profiles (`tools.enabled` / `tools.disabled`), `schema/mcp-tools.json` and
+//! the tool list in `docs/tools.md` all come from [`TABLE`], so a tool cannot have a schema
+//! without a handler or be listed without being callable.
+//!
+//! Arguments are read in three steps: the size limit; [`schema::normalise`] (case-insensitive
+//! names and enum values, unknown fields refused by name, as the original server read them);
+//! serde with `deny_unknown_fields` through `serde_path_to_error`, whose failures name the field.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use schemars::JsonSchema;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::schema;
 use crate::config::{ToolGroup, ToolsConfig};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::wire::{
-    CreateRequest, DeleteRequest, EditTableArgs, ListFilesRequest, ListFilesResponse, MarkdownSlice,
-    MoveRequest, MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest,
-    ReindexRequest, ReindexStartResponse, SearchRequest, SearchResponse, StatusResponse, TableEditResponse,
+    CreateRequest, DeleteRequest, ListFilesRequest, ListFilesResponse, MarkdownSlice, MoveRequest,
+    MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest, ReindexRequest,
+    ReindexStartResponse, SearchRequest, SearchResponse, StatusRequest, StatusResponse, TableEditRequest,
+    TableEditResponse,
 };
 
 /// Largest argument object accepted (bytes of JSON).
 const MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 
-struct Spec {
-    name: &'static str,
-    group: ToolGroup,
-    description: &'static str,
-    input: fn() -> Value,
-    output: fn() -> Value,
+/// What a handler may use.
+pub(super) struct ToolContext<'a> {
+    /// The engine every tool calls.
+    pub engine: &'a Engine,
+}
+
+/// How a tool takes its arguments (`contract.md` §7.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Arguments {
+    /// The request object under one argument named `request`.
+    Wrapped,
+    /// The request object's fields are the arguments.
+    Flat,
+}
+
+/// The MCP tool annotations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Hints {
     read_only: bool,
     destructive: bool,
     idempotent: bool,
+    open_world: bool,
 }
 
-fn schema_of<T: JsonSchema>() -> Value {
-    serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}))
+impl Hints {
+    /// Reads only; calling it twice is calling it once.
+    const READ_ONLY: Hints =
+        Hints { read_only: true, destructive: false, idempotent: true, open_world: false };
+    /// Writes without destroying anything that was there.
+    const WRITE: Hints = Hints { read_only: false, destructive: false, idempotent: false, open_world: false };
+    /// Writes and may remove or overwrite content.
+    const DESTRUCTIVE: Hints = Hints { destructive: true, ..Hints::WRITE };
+    /// Rebuilds derived data only: a second call changes nothing more.
+    const REINDEX: Hints = Hints { idempotent: true, ..Hints::WRITE };
 }
 
-/// `{"request": T}` as the original's DTO-wrapped tools take it.
-fn wrapped<T: JsonSchema>() -> Value {
-    let mut inner = schema_of::<T>();
-    let defs = inner.as_object_mut().and_then(|o| o.remove("$defs"));
-    if let Some(o) = inner.as_object_mut() {
-        o.remove("$schema");
+/// One tool, typed: built once in [`table`] and erased into a [`ToolEntry`].
+pub(super) struct Tool<Req, Resp> {
+    name: &'static str,
+    group: ToolGroup,
+    arguments: Arguments,
+    hints: Hints,
+    description: &'static str,
+    handler: fn(&ToolContext<'_>, &Req) -> Result<Resp>,
+}
+
+/// A handler taking and returning JSON.
+type Call = Box<dyn Fn(&ToolContext<'_>, Value) -> Result<Value> + Send + Sync>;
+
+/// A tool with its types erased: schemas generated, the handler wrapped to take and return JSON.
+pub(super) struct ToolEntry {
+    name: &'static str,
+    group: ToolGroup,
+    arguments: Arguments,
+    hints: Hints,
+    description: &'static str,
+    input_schema: Value,
+    output_schema: Value,
+    call: Call,
+}
+
+impl<Req, Resp> Tool<Req, Resp>
+where
+    Req: DeserializeOwned + JsonSchema + 'static,
+    Resp: Serialize + JsonSchema + 'static,
+{
+    fn entry(self) -> ToolEntry {
+        let Tool { name, group, arguments, hints, description, handler } = self;
+        let input_schema = match arguments {
+            Arguments::Wrapped => schema::wrapped::<Req>(),
+            Arguments::Flat => schema::flat::<Req>(),
+        };
+        ToolEntry {
+            name,
+            group,
+            arguments,
+            hints,
+            description,
+            input_schema,
+            output_schema: schema::output::<Resp>(),
+            call: Box::new(move |cx, args| {
+                let request: Req = decode(name, arguments, args)?;
+                to_value(&handler(cx, &request)?)
+            }),
+        }
     }
-    let mut schema = json!({
-        "type": "object",
-        "properties": { "request": inner },
-        "required": ["request"],
-        "additionalProperties": false,
-    });
-    if let Some(defs) = defs {
-        schema["$defs"] = defs;
-    }
-    schema
 }
 
-/// Flat arguments: the type's own schema.
-fn flat<T: JsonSchema>() -> Value {
-    let mut schema = schema_of::<T>();
-    if let Some(o) = schema.as_object_mut() {
-        o.remove("$schema");
-        o.remove("title");
-    }
-    schema
-}
-
-fn no_arguments() -> Value {
-    json!({"type": "object", "properties": {}, "additionalProperties": false})
-}
-
-fn specs() -> Vec<Spec> {
+/// Every tool, sorted by name. Handlers are one call into the engine.
+fn table() -> Vec<ToolEntry> {
     vec![
-        Spec {
+        Tool::<CreateRequest, MutationResponse> {
             name: "kb_create",
             group: ToolGroup::Edit,
+            arguments: Arguments::Wrapped,
+            hints: Hints::WRITE,
             description: "Creates a new Markdown file (UTF-8 without BOM; parent folders are created; never overwrites an existing \
 file). Needs knowledgeBase.allowWrites. Returns the new sourceHash; indexSynchronized tells whether kb_search already sees it.",
-            input: wrapped::<CreateRequest>,
-            output: schema_of::<MutationResponse>,
-            read_only: false,
-            destructive: false,
-            idempotent: false,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.create(r),
+        }
+        .entry(),
+        Tool::<DeleteRequest, MutationResponse> {
             name: "kb_delete",
             group: ToolGroup::Edit,
+            arguments: Arguments::Wrapped,
+            hints: Hints::DESTRUCTIVE,
             description: "Deletes a Markdown file if it still has the expectedSourceHash you read (else CONFLICT: read it again). \
 Needs knowledgeBase.allowWrites. The file is removed from the index in the background.",
-            input: wrapped::<DeleteRequest>,
-            output: schema_of::<MutationResponse>,
-            read_only: false,
-            destructive: true,
-            idempotent: false,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.delete_document(r),
+        }
+        .entry(),
+        Tool::<TableEditRequest, TableEditResponse> {
             name: "kb_edit_table",
             group: ToolGroup::Edit,
+            arguments: Arguments::Flat,
+            hints: Hints::WRITE,
             description: "Edits one GFM table with minimal source changes: update_cells, insert_row, delete_row, insert_column, \
 delete_column, rename_column, set_alignment. pointer is the table's hashed anchor (tN~self~subtree) from kb_read; a stale \
 anchor is CONFLICT. Rows by rowIndex or where {column|columnIndex, equals}; columns by column name or columnIndex. Values \
 are literal text by default (escaped for you); valueFormat \"markdown\" writes inline Markdown verbatim. Cells cannot hold \
 line breaks. Returns the table's new pointer for the next edit. Needs knowledgeBase.allowWrites.",
-            input: flat::<EditTableArgs>,
-            output: schema_of::<TableEditResponse>,
-            read_only: false,
-            destructive: false,
-            idempotent: false,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.edit_table(r),
+        }
+        .entry(),
+        Tool::<ListFilesRequest, ListFilesResponse> {
             name: "kb_list_files",
             group: ToolGroup::Read,
+            arguments: Arguments::Wrapped,
+            hints: Hints::READ_ONLY,
             description: "Lists Markdown and asset files under the project root (not limited by the index's include/exclude globs). \
 Optional request.pathPrefix (a folder) and request.includeGlob (e.g. \"**/*.png\"). Needs no index.",
-            input: wrapped::<ListFilesRequest>,
-            output: schema_of::<ListFilesResponse>,
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.list_files(r),
+        }
+        .entry(),
+        Tool::<MoveRequest, MutationResponse> {
             name: "kb_move",
             group: ToolGroup::Edit,
+            arguments: Arguments::Wrapped,
+            hints: Hints::WRITE,
             description: "Moves or renames a Markdown file if it still has the expectedSourceHash you read; the target must not \
 exist (folders are created). Needs knowledgeBase.allowWrites. Both paths are reindexed in the background.",
-            input: wrapped::<MoveRequest>,
-            output: schema_of::<MutationResponse>,
-            read_only: false,
-            destructive: false,
-            idempotent: false,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.move_document(r),
+        }
+        .entry(),
+        Tool::<OutlineRequest, OutlineResponse> {
             name: "kb_outline",
             group: ToolGroup::Read,
+            arguments: Arguments::Wrapped,
+            hints: Hints::READ_ONLY,
             description: "Returns the heading tree of one Markdown file with each heading's anchor (logical~selfHash~subtreeHash). \
 Reads the current source; needs no index.",
-            input: wrapped::<OutlineRequest>,
-            output: schema_of::<OutlineResponse>,
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.outline(r),
+        }
+        .entry(),
+        Tool::<PatchRequest, MutationResponse> {
             name: "kb_patch",
             group: ToolGroup::Edit,
+            arguments: Arguments::Wrapped,
+            hints: Hints::DESTRUCTIVE,
             description: "Edits a Markdown file atomically by hashed anchors (v2 pointers logical~selfHash~subtreeHash with 16-char \
 lowercase hashes from kb_read/kb_outline/kb_search); all operations apply to one revision or none do, and untouched bytes \
 (BOM, CRLF, spacing) stay as they are. Kinds: replace_element edits exactly one element (for a list item only its own \
@@ -154,129 +204,158 @@ delete_section) need both hashes: legacy v1 anchors are rejected with an instruc
 \"document\" is unhashed and supports only insert_before/insert_after. An element that moved is relocated by kind and \
 selfHash only; a changed or ambiguous one is CONFLICT (read again). Needs knowledgeBase.allowWrites. kb_read sees the \
 change at once; indexSynchronized tells whether kb_search does yet.",
-            input: wrapped::<PatchRequest>,
-            output: schema_of::<MutationResponse>,
-            read_only: false,
-            destructive: true,
-            idempotent: false,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.patch(r),
+        }
+        .entry(),
+        Tool::<ReadRequest, MarkdownSlice> {
             name: "kb_read",
             group: ToolGroup::Read,
+            arguments: Arguments::Wrapped,
+            hints: Hints::READ_ONLY,
             description: "Reads the current source of a Markdown file, a page of elements at a time, starting at a pointer or anchor \
 (omit it or use \"document\" to start at the beginning). Independent of the index. Elements come back with v2 anchors \
 logical~selfHash~subtreeHash (v1 logical~selfHash is still accepted for navigation); list items are liN nested in their parent liN; \
 a block quote is one opaque qN; GFM tables are tN and addressing a table also returns a structured projection with display text \
 (use the markdown field for the original markup). Pass nextPointer to continue; consecutive pages concatenate to the whole file.",
-            input: wrapped::<ReadRequest>,
-            output: schema_of::<MarkdownSlice>,
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.read(r),
+        }
+        .entry(),
+        Tool::<ReindexRequest, ReindexStartResponse> {
             name: "kb_reindex",
             group: ToolGroup::Read,
+            arguments: Arguments::Wrapped,
+            hints: Hints::REINDEX,
             description: "Starts reindexing the project's Markdown in the background and returns at once; only one reindex runs at a time \
 (started=false returns the running one). scope \"changed\" (default) or \"all\"; force=true rebuilds an index that is incompatible \
 with the configuration. Watch progress and the result with kb_status.",
-            input: wrapped::<ReindexRequest>,
-            output: schema_of::<ReindexStartResponse>,
-            read_only: false,
-            destructive: false,
-            idempotent: true,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.start_reindex(r),
+        }
+        .entry(),
+        Tool::<SearchRequest, SearchResponse> {
             name: "kb_search",
             group: ToolGroup::Read,
+            arguments: Arguments::Wrapped,
+            hints: Hints::READ_ONLY,
             description: "Searches the derived index of the project's Markdown (Japanese-aware BM25: 京都 does not match 東京都庁, API finds ＡＰＩ, \
 サーバー finds サーバ). Every word is optional but chunks with all words rank first; \"quoted phrases\" match exactly. Results belong to \
 an indexed revision (indexedSourceHash; stale=true when the file changed since) and point at the first element of a chunk: \
 call kb_read with the readHint to see the current text. includeGlobs/excludeGlobs limit the files, and topK counts within them. \
 mode hybrid falls back to lexical when embeddings are unavailable (see warning).",
-            input: wrapped::<SearchRequest>,
-            output: schema_of::<SearchResponse>,
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        },
-        Spec {
+            handler: |cx, r| cx.engine.search(r),
+        }
+        .entry(),
+        Tool::<StatusRequest, StatusResponse> {
             name: "kb_status",
             group: ToolGroup::Read,
+            arguments: Arguments::Flat,
+            hints: Hints::READ_ONLY,
             description: "Shows the index: documents and chunks, versions, embedding mode, whether the index is compatible with the \
 configuration, pending edits and the running or last reindex. Call with {}.",
-            input: no_arguments,
-            output: schema_of::<StatusResponse>,
-            read_only: true,
-            destructive: false,
-            idempotent: true,
-        },
+            handler: |cx, _| Ok(cx.engine.status()),
+        }
+        .entry(),
     ]
 }
 
-fn object(v: Value) -> Arc<JsonObject> {
-    Arc::new(match v {
-        Value::Object(o) => o,
-        _ => Map::new(),
-    })
+/// The tool table, built once.
+static TABLE: LazyLock<Vec<ToolEntry>> = LazyLock::new(table);
+
+fn object(v: &Value) -> Arc<JsonObject> {
+    Arc::new(v.as_object().cloned().unwrap_or_default())
+}
+
+impl ToolEntry {
+    fn to_mcp(&self) -> McpTool {
+        let h = self.hints;
+        let annotations = ToolAnnotations::new()
+            .read_only(h.read_only)
+            .destructive(h.destructive)
+            .idempotent(h.idempotent)
+            .open_world(h.open_world);
+        McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema))
+            .with_raw_output_schema(object(&self.output_schema))
+            .with_annotations(annotations)
+    }
 }
 
 /// Every tool as `tools/list` serves it with the default profile, sorted by name.
-pub fn tool_catalog() -> Vec<Tool> {
+pub fn tool_catalog() -> Vec<McpTool> {
     tool_catalog_for(&ToolsConfig::default())
 }
 
 /// The tools a profile (`tools.enabled` / `tools.disabled`) lists, sorted by name.
-pub fn tool_catalog_for(profile: &ToolsConfig) -> Vec<Tool> {
-    specs()
-        .into_iter()
-        .filter(|s| profile.is_enabled(s.name, s.group))
-        .map(|s| {
-            let annotations = ToolAnnotations::new()
-                .read_only(s.read_only)
-                .destructive(s.destructive)
-                .idempotent(s.idempotent)
-                .open_world(false);
-            Tool::new_with_raw(s.name, Some(s.description.into()), object((s.input)()))
-                .with_raw_output_schema(object((s.output)()))
-                .with_annotations(annotations)
-        })
-        .collect()
+pub fn tool_catalog_for(profile: &ToolsConfig) -> Vec<McpTool> {
+    TABLE.iter().filter(|t| profile.is_enabled(t.name, t.group)).map(ToolEntry::to_mcp).collect()
 }
 
 /// The names of the tools a profile lists.
 pub fn tool_names(profile: &ToolsConfig) -> Vec<&'static str> {
-    specs().into_iter().filter(|s| profile.is_enabled(s.name, s.group)).map(|s| s.name).collect()
+    TABLE.iter().filter(|t| profile.is_enabled(t.name, t.group)).map(|t| t.name).collect()
 }
 
-/// Decodes `{"request": {...}}` into `T` with a message that names what is wrong.
-fn request<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T> {
-    let inner = match args.get("request") {
-        Some(v) if v.is_object() => v.clone(),
-        Some(_) => return Err(Error::invalid_argument(format!("{tool}: 'request' must be an object."))),
-        None => {
-            return Err(Error::invalid_argument(format!(
-                "{tool} takes its arguments inside 'request', e.g. {{\"request\": {{\"path\": \"docs/a.md\"}}}}."
-            )));
-        }
-    };
-    if let Some(extra) = args.as_object().and_then(|o| o.keys().find(|k| *k != "request")) {
-        return Err(Error::invalid_argument(format!(
-            "{tool}: unknown argument '{extra}'; only 'request' is accepted."
-        )));
+/// The tool list of `docs/tools.md` (a Markdown table), generated from the tool table.
+pub fn tool_list_markdown() -> String {
+    let mut out = String::from("| tool | group | arguments | annotations |\n|---|---|---|---|\n");
+    for t in TABLE.iter() {
+        let arguments = match t.arguments {
+            Arguments::Wrapped => "`{\"request\": {…}}`",
+            Arguments::Flat if t.input_schema["properties"].as_object().is_some_and(Map::is_empty) => "`{}`",
+            Arguments::Flat => "flat",
+        };
+        let h = t.hints;
+        let annotations = match (h.read_only, h.destructive, h.idempotent) {
+            (true, _, _) => "read-only",
+            (false, true, _) => "writes, destructive",
+            (false, false, true) => "writes, idempotent",
+            (false, false, false) => "writes",
+        };
+        out.push_str(&format!("| `{}` | {} | {arguments} | {annotations} |\n", t.name, t.group.as_str()));
     }
-    serde_path_to_error::deserialize(inner).map_err(|e| {
+    out
+}
+
+/// Decodes the (normalised) arguments of `tool` into its request type, with a message that
+/// names what is wrong.
+fn decode<T: DeserializeOwned>(tool: &str, arguments: Arguments, args: Value) -> Result<T> {
+    match arguments {
+        Arguments::Flat => deserialize(tool, args),
+        Arguments::Wrapped => {
+            match args.get("request") {
+                Some(v) if v.is_object() => {}
+                Some(_) => {
+                    return Err(Error::invalid_argument(format!("{tool}: 'request' must be an object.")));
+                }
+                None => {
+                    return Err(Error::invalid_argument(format!(
+                        "{tool} takes its arguments inside 'request', e.g. {{\"request\": {{\"path\": \"docs/a.md\"}}}}."
+                    )));
+                }
+            }
+            deserialize::<Wrapped<T>>(tool, args).map(|w| w.request)
+        }
+    }
+}
+
+/// `{"request": T}`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Wrapped<T> {
+    request: T,
+}
+
+fn deserialize<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
         if path.is_empty() || path == "." {
-            Error::invalid_argument(format!("{tool}: invalid request: {inner}."))
+            Error::invalid_argument(format!("{tool}: invalid arguments: {inner}."))
         } else {
-            Error::invalid_argument(format!("{tool}: invalid request.{path}: {inner}."))
+            Error::invalid_argument(format!("{tool}: invalid {path}: {inner}."))
         }
     })
 }
 
-fn to_value<T: serde::Serialize>(v: &T) -> Result<Value> {
+fn to_value<T: Serialize>(v: &T) -> Result<Value> {
     serde_json::to_value(v).map_err(|e| Error::internal(format!("could not encode the result: {e}")))
 }
 
@@ -287,27 +366,75 @@ pub(super) fn dispatch(engine: &Engine, name: &str, args: Value) -> Result<Value
             "{name}: the arguments are larger than {MAX_ARGUMENT_BYTES} bytes; send a smaller request."
         )));
     }
-    match name {
-        "kb_status" => {
-            if args.as_object().is_some_and(|o| !o.is_empty()) {
-                return Err(Error::invalid_argument("kb_status takes no arguments; call it with {}."));
+    let Some(tool) = TABLE.iter().find(|t| t.name == name) else {
+        return Err(Error::invalid_argument(format!("Unknown tool '{name}'.")));
+    };
+    let mut args = args;
+    schema::normalise(&mut args, &tool.input_schema)
+        .map_err(|m| Error::invalid_argument(format!("{name}: {m}")))?;
+    (tool.call)(&ToolContext { engine }, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn the_table_has_one_entry_per_name_in_order() {
+        let names: Vec<&str> = TABLE.iter().map(|t| t.name).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(names, sorted);
+        for t in TABLE.iter() {
+            assert_eq!(t.input_schema["type"], "object", "{}", t.name);
+            assert_eq!(t.output_schema["type"], "object", "{}", t.name);
+            if t.arguments == Arguments::Wrapped {
+                assert_eq!(t.input_schema["required"], json!(["request"]), "{}", t.name);
             }
-            to_value(&engine.status())
         }
-        "kb_reindex" => to_value(&engine.start_reindex(&request::<ReindexRequest>(name, &args)?)?),
-        "kb_search" => to_value(&engine.search(&request::<SearchRequest>(name, &args)?)?),
-        "kb_read" => to_value(&engine.read(&request::<ReadRequest>(name, &args)?)?),
-        "kb_outline" => to_value(&engine.outline(&request::<OutlineRequest>(name, &args)?)?),
-        "kb_list_files" => to_value(&engine.list_files(&request::<ListFilesRequest>(name, &args)?)?),
-        "kb_patch" => to_value(&engine.patch(&request::<PatchRequest>(name, &args)?)?),
-        "kb_create" => to_value(&engine.create(&request::<CreateRequest>(name, &args)?)?),
-        "kb_move" => to_value(&engine.move_document(&request::<MoveRequest>(name, &args)?)?),
-        "kb_delete" => to_value(&engine.delete_document(&request::<DeleteRequest>(name, &args)?)?),
-        "kb_edit_table" => {
-            let a: EditTableArgs = serde_json::from_value(args)
-                .map_err(|e| Error::invalid_argument(format!("kb_edit_table: invalid arguments: {e}.")))?;
-            to_value(&engine.edit_table(&a.path, &a.pointer, &a.request)?)
+        let status = TABLE.iter().find(|t| t.name == "kb_status").unwrap();
+        assert_eq!(
+            status.input_schema,
+            json!({"type": "object", "properties": {}, "additionalProperties": false})
+        );
+    }
+
+    #[test]
+    fn serde_refuses_unknown_fields_by_name_even_without_normalising() {
+        let args = json!({"path": "a.md", "pointer": "t1", "action": "insert_row", "beforeRowIndx": 0});
+        let e = decode::<TableEditRequest>("kb_edit_table", Arguments::Flat, args).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(
+            e.message.starts_with("kb_edit_table: ") && e.message.contains("`beforeRowIndx`"),
+            "{}",
+            e.message
+        );
+        let args = json!({"request": {"path": "a.md", "operations": [{"kind": "delete", "pointer": "1", "extra": 1}]}});
+        let e = decode::<PatchRequest>("kb_patch", Arguments::Wrapped, args).unwrap_err();
+        assert!(e.message.contains("`extra`"), "{}", e.message);
+        let e = decode::<ReadRequest>("kb_read", Arguments::Wrapped, json!({"request": {"path": 1}}))
+            .unwrap_err();
+        assert!(e.message.starts_with("kb_read: invalid request.path: invalid type"), "{}", e.message);
+        let e = decode::<ReadRequest>("kb_read", Arguments::Wrapped, json!({"path": "a.md"})).unwrap_err();
+        assert!(e.message.contains("inside 'request'"), "{}", e.message);
+        let e = decode::<StatusRequest>("kb_status", Arguments::Flat, json!({"x": 1})).unwrap_err();
+        assert!(e.message.contains("`x`"), "{}", e.message);
+    }
+
+    #[test]
+    fn the_docs_list_names_every_tool() {
+        let list = tool_list_markdown();
+        for t in TABLE.iter() {
+            assert!(list.contains(&format!("| `{}` |", t.name)), "{}", t.name);
         }
-        other => Err(Error::invalid_argument(format!("Unknown tool '{other}'."))),
+        assert!(list.contains("| `kb_status` | read | `{}` | read-only |"), "{list}");
+        assert!(
+            list.contains("| `kb_patch` | edit | `{\"request\": {…}}` | writes, destructive |"),
+            "{list}"
+        );
     }
 }

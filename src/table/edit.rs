@@ -1,8 +1,8 @@
 //! The planning engine behind `kb_edit_table` (`contract.md` §10.2–§10.4, §7.10).
 //!
-//! [`plan_table_edit`] is a pure function: from a document's text, a hashed `tN` anchor and a
-//! [`TableEditRequest`] it computes the new document text and the table's new anchor, or fails
-//! and returns no text at all. It validates the request (§10.2), encodes values (§10.3), plans
+//! [`plan_table_edit`] is a pure function: from a document's text and a [`TableEditRequest`]
+//! (the `kb_edit_table` arguments, from `wire`, with the table's hashed `tN` anchor) it computes
+//! the new document text and the table's new anchor, or fails and returns no text at all. It validates the request (§10.2), encodes values (§10.3), plans
 //! minimal source edits (§10.4) and re-parses the result before handing it back (fail-closed).
 //! Writing the file, hash retries and index reconciliation are the caller's job.
 //!
@@ -24,12 +24,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use super::{Alignment, Projection, Table, TableLine, split_cells};
+use super::{Projection, Table, TableLine, split_cells};
 use crate::error::{ConflictReason, Error, ErrorCode, Result};
 use crate::markdown::{Anchor, Document, ElementKind};
+use crate::wire::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
 
 /// Refusal for tables whose rows hold more cells than the header declares (§10.1).
 pub const EXTRA_CELLS_MESSAGE: &str = "The table contains extra physical cells beyond its declared columns; edit rejected to preserve hidden source data.";
@@ -46,26 +44,6 @@ pub const ROW_SELECTOR_MESSAGE: &str = "Select a row using exactly one of rowInd
 pub const COLUMN_SELECTOR_MESSAGE: &str = "Select a column using exactly one of column or columnIndex.";
 /// Refusal for an anchor without hashes: table edits must prove which table they saw.
 pub const UNHASHED_POINTER_MESSAGE: &str = "kb_edit_table needs a hashed table anchor (tN~selfHash~subtreeHash); read the table with kb_read or kb_outline to get it.";
-
-/// The seven `kb_edit_table` actions (wire values in snake case).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum TableAction {
-    /// Replace the values of one or more cells (`updates`).
-    UpdateCells,
-    /// Add a data row (`values` or `valuesByColumn`, optional `beforeRowIndex`).
-    InsertRow,
-    /// Remove one data row (`rowIndex` or `where`).
-    DeleteRow,
-    /// Add a column (`name`, optional `defaultValue`, `alignment`, `beforeColumn[Index]`).
-    InsertColumn,
-    /// Remove a column (`column` or `columnIndex`); the last column cannot be removed.
-    DeleteColumn,
-    /// Change a header name (`column` or `columnIndex`, `newName`).
-    RenameColumn,
-    /// Change a column's alignment (`column` or `columnIndex`, `alignment`).
-    SetAlignment,
-}
 
 impl TableAction {
     /// Every action, in contract order.
@@ -108,107 +86,7 @@ impl TableAction {
     }
 }
 
-/// How an updated cell value is written (§10.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ValueFormat {
-    /// Literal text: Markdown-significant characters are escaped so it reads back verbatim.
-    #[default]
-    Text,
-    /// Inline Markdown written verbatim; `|` must be escaped as `\|`.
-    Markdown,
-}
-
-/// The `where` row selector: the row whose cell in one column equals a value exactly.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RowFilter {
-    /// Column by header name (exact, ordinal).
-    pub column: Option<String>,
-    /// Column by zero-based index.
-    pub column_index: Option<i64>,
-    /// The display text the cell must equal (exact, ordinal).
-    pub equals: Option<String>,
-}
-
-/// One item of `updates` for `update_cells`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CellUpdate {
-    /// The new value (required).
-    pub value: Option<String>,
-    /// Row by zero-based data-row index.
-    pub row_index: Option<i64>,
-    /// Row by cell value.
-    #[serde(rename = "where")]
-    pub r#where: Option<RowFilter>,
-    /// Column by header name.
-    pub column: Option<String>,
-    /// Column by zero-based index.
-    pub column_index: Option<i64>,
-    /// `text` (default) or `markdown`.
-    pub value_format: Option<ValueFormat>,
-}
-
-/// The flat `kb_edit_table` arguments without `path` and `pointer` (§7.10).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TableEditRequest {
-    /// What to do.
-    pub action: TableAction,
-    /// `update_cells`: the cells to change.
-    pub updates: Option<Vec<CellUpdate>>,
-    /// `insert_row`: one value per column, in column order.
-    pub values: Option<Vec<String>>,
-    /// `insert_row`: values by column name; missing columns get `""`.
-    pub values_by_column: Option<BTreeMap<String, String>>,
-    /// `insert_row`: insert before this existing data row; omitted = append.
-    pub before_row_index: Option<i64>,
-    /// `delete_row`: row by zero-based index.
-    pub row_index: Option<i64>,
-    /// `delete_row`: row by cell value.
-    #[serde(rename = "where")]
-    pub r#where: Option<RowFilter>,
-    /// `insert_column`: the new header name.
-    pub name: Option<String>,
-    /// `insert_column`: the value of the new cell in every row (default `""`).
-    pub default_value: Option<String>,
-    /// `insert_column` / `set_alignment`: the column alignment.
-    pub alignment: Option<Alignment>,
-    /// `insert_column`: insert before the column with this name; omitted = append.
-    pub before_column: Option<String>,
-    /// `insert_column`: insert before the column with this index; omitted = append.
-    pub before_column_index: Option<i64>,
-    /// Column by header name (`delete_column`, `rename_column`, `set_alignment`).
-    pub column: Option<String>,
-    /// Column by zero-based index (`delete_column`, `rename_column`, `set_alignment`).
-    pub column_index: Option<i64>,
-    /// `rename_column`: the new header name.
-    pub new_name: Option<String>,
-}
-
 impl TableEditRequest {
-    /// A request for `action` with every optional field empty.
-    pub fn new(action: TableAction) -> Self {
-        TableEditRequest {
-            action,
-            updates: None,
-            values: None,
-            values_by_column: None,
-            before_row_index: None,
-            row_index: None,
-            r#where: None,
-            name: None,
-            default_value: None,
-            alignment: None,
-            before_column: None,
-            before_column_index: None,
-            column: None,
-            column_index: None,
-            new_name: None,
-        }
-    }
-
     /// The wire names of the fields that are set (non-null), in contract order.
     pub fn present_fields(&self) -> Vec<&'static str> {
         [
@@ -292,13 +170,14 @@ pub fn delimiter_cell(alignment: Alignment, dashes: usize) -> String {
     }
 }
 
-/// Plans one `kb_edit_table` request against the document `text` (without BOM).
+/// Plans one `kb_edit_table` request against the document `text` (without BOM); the request's
+/// `path` is the caller's business.
 ///
-/// `pointer` must be a hashed `tN` anchor; it is relocated by kind and self hash, and a stale
+/// `request.pointer` must be a hashed `tN` anchor; it is relocated by kind and self hash, and a stale
 /// anchor is a `CONFLICT`. Returns the new document text and the table's new v2 anchor. When
 /// every planned change is a no-op, returns `text` unchanged and the table's current anchor.
-pub fn plan_table_edit(text: &str, pointer: &str, request: &TableEditRequest) -> Result<(String, String)> {
-    let anchor = Anchor::parse(pointer)?;
+pub fn plan_table_edit(text: &str, request: &TableEditRequest) -> Result<(String, String)> {
+    let anchor = Anchor::parse(&request.pointer)?;
     if anchor.pointer.kind() != ElementKind::Table {
         return Err(Error::invalid_argument(NOT_A_TABLE_MESSAGE));
     }

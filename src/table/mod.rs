@@ -5,8 +5,8 @@
 //! Markdown removed (`**Chicken**` → `Chicken`, `[Site](url)` → `Site`, `a\|b` → `a|b`).
 //!
 //! Edits (`kb_edit_table`, §10.2–§10.4) are planned by [`plan_table_edit`] in `edit.rs`: a pure
-//! function from (document text, hashed `tN` anchor, [`TableEditRequest`]) to the new text and
-//! the table's new anchor, re-parsed and checked before it is returned.
+//! function from (document text, the `kb_edit_table` request from `wire`, with its hashed `tN`
+//! anchor) to the new text and the table's new anchor, re-parsed and checked before it is returned.
 //!
 //! Invariants: parsing never fails on a table the Markdown model produced; ranges index the
 //! table text exactly, so edits replace single cells without touching other bytes.
@@ -16,29 +16,14 @@ mod edit;
 use std::ops::Range;
 
 use pulldown_cmark::{Event, Parser};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+
+use crate::wire::Alignment;
 
 pub use edit::{
-    COLUMN_SELECTOR_MESSAGE, CONTROL_CHARACTER_MESSAGE, CellUpdate, EXTRA_CELLS_MESSAGE,
-    MARKDOWN_PIPE_MESSAGE, NOT_A_TABLE_MESSAGE, ROW_SELECTOR_MESSAGE, RowFilter, TableAction,
-    TableEditRequest, UNHASHED_POINTER_MESSAGE, ValueFormat, delimiter_cell, encode_text, encode_value,
-    plan_table_edit,
+    COLUMN_SELECTOR_MESSAGE, CONTROL_CHARACTER_MESSAGE, EXTRA_CELLS_MESSAGE, MARKDOWN_PIPE_MESSAGE,
+    NOT_A_TABLE_MESSAGE, ROW_SELECTOR_MESSAGE, UNHASHED_POINTER_MESSAGE, delimiter_cell, encode_text,
+    encode_value, plan_table_edit,
 };
-
-/// Column alignment from the delimiter row (wire values `none`, `left`, `center`, `right`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Alignment {
-    /// `---`
-    None,
-    /// `:---`
-    Left,
-    /// `:---:`
-    Center,
-    /// `---:`
-    Right,
-}
 
 impl Alignment {
     /// Wire value.

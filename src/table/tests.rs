@@ -56,6 +56,7 @@ fn missing_and_extra_cells() {
 
 use crate::error::ErrorCode;
 use crate::markdown::{Document, ElementKind};
+use crate::wire::{TableAction, TableEditRequest, ValueFormat};
 use proptest::prelude::*;
 
 const INITIAL: &str = "| Product | Price | Count |\n|:--------|------:|:-----:|\n| Pork    | 25    | 2     |\n| Chicken | 18    | 3     |\n| Veg     | 5     | 4     |";
@@ -66,8 +67,19 @@ fn anchor_of(text: &str, pointer: &str) -> String {
     doc.elements.iter().find(|e| e.pointer.as_str() == pointer).map(|e| e.anchor()).unwrap()
 }
 
-fn request(json: serde_json::Value) -> TableEditRequest {
+/// A `kb_edit_table` request from the action's fields (`path` and `pointer` filled in if absent;
+/// [`plan`] sets the pointer).
+fn request(mut json: serde_json::Value) -> TableEditRequest {
+    if let Some(o) = json.as_object_mut() {
+        o.entry("path").or_insert_with(|| "t.md".into());
+        o.entry("pointer").or_insert_with(|| "t1".into());
+    }
     serde_json::from_value(json).unwrap()
+}
+
+/// Plans `request` against the table at `pointer`.
+fn plan(text: &str, pointer: &str, request: &TableEditRequest) -> Result<(String, String), crate::Error> {
+    plan_table_edit(text, &TableEditRequest { pointer: pointer.to_owned(), ..request.clone() })
 }
 
 fn table_projection(text: &str) -> Projection {
@@ -82,7 +94,7 @@ fn run(source: &str, requests: &[serde_json::Value]) -> Result<Vec<(String, Stri
     let mut pointer = anchor_of(source, "t1");
     let mut steps = Vec::new();
     for r in requests {
-        let (t, p) = plan_table_edit(&text, &pointer, &request(r.clone()))?;
+        let (t, p) = plan(&text, &pointer, &request(r.clone()))?;
         assert_eq!(p, anchor_of(&t, p.split('~').next().unwrap()), "returned anchor is current");
         text = t;
         pointer = p;
@@ -97,7 +109,7 @@ fn first_table(text: &str) -> String {
 }
 
 fn edit(text: &str, json: serde_json::Value) -> Result<(String, String), crate::Error> {
-    plan_table_edit(text, &first_table(text), &request(json))
+    plan(text, &first_table(text), &request(json))
 }
 
 fn err(text: &str, json: serde_json::Value) -> crate::Error {
@@ -120,7 +132,7 @@ fn edit_vector_cases() {
             let pointer = anchor_of(source, "t1");
             let mut failure = None;
             for r in requests {
-                match plan_table_edit(&text, &pointer, &request(r.clone())) {
+                match plan(&text, &pointer, &request(r.clone())) {
                     Ok((t, _)) => text = t,
                     Err(e) => {
                         failure = Some(e);
@@ -307,8 +319,7 @@ fn error_templates() {
             "The table contains",
         ),
         (
-            plan_table_edit(paragraph, &p1, &request(json!({"action": "delete_row", "rowIndex": 0})))
-                .unwrap_err(),
+            plan(paragraph, &p1, &request(json!({"action": "delete_row", "rowIndex": 0}))).unwrap_err(),
             "The target",
         ),
         (
@@ -382,23 +393,23 @@ fn pointer_rules() {
     use serde_json::json;
     let r = request(json!({"action": "delete_row", "rowIndex": 0}));
     // Unhashed pointer.
-    let e = plan_table_edit(INITIAL, "t1", &r).unwrap_err();
+    let e = plan(INITIAL, "t1", &r).unwrap_err();
     assert_eq!((e.code, e.message.as_str()), (ErrorCode::InvalidArgument, UNHASHED_POINTER_MESSAGE));
     // Stale pointer: after an edit the old anchor is a conflict.
     let a0 = anchor_of(INITIAL, "t1");
-    let (t1, a1) = plan_table_edit(INITIAL, &a0, &r).unwrap();
+    let (t1, a1) = plan(INITIAL, &a0, &r).unwrap();
     assert_ne!(a0, a1);
-    assert_eq!(plan_table_edit(&t1, &a0, &r).unwrap_err().code, ErrorCode::Conflict);
+    assert_eq!(plan(&t1, &a0, &r).unwrap_err().code, ErrorCode::Conflict);
     // v1 anchors are accepted; relocation follows the table when a table is added above it.
     let v1 = a0.rsplit_once('~').unwrap().0.to_owned();
-    assert!(plan_table_edit(INITIAL, &v1, &r).is_ok());
+    assert!(plan(INITIAL, &v1, &r).is_ok());
     let moved = format!("| X |\n|---|\n| y |\n\n{INITIAL}");
-    let (t, a) = plan_table_edit(&moved, &a0, &r).unwrap();
+    let (t, a) = plan(&moved, &a0, &r).unwrap();
     assert!(a.starts_with("t2~"));
     assert!(t.starts_with("| X |\n|---|\n| y |\n\n| Product"));
     // Garbage pointers.
-    assert_eq!(plan_table_edit(INITIAL, "t1~zz", &r).unwrap_err().code, ErrorCode::InvalidArgument);
-    assert_eq!(plan_table_edit(INITIAL, "", &r).unwrap_err().code, ErrorCode::InvalidArgument);
+    assert_eq!(plan(INITIAL, "t1~zz", &r).unwrap_err().code, ErrorCode::InvalidArgument);
+    assert_eq!(plan(INITIAL, "", &r).unwrap_err().code, ErrorCode::InvalidArgument);
 }
 
 #[test]
@@ -580,8 +591,7 @@ fn minimal_edits_keep_everything_else() {
     let single = "| A | B |\n|---|---|\n| 1 | 2 |\n\nNext.";
     let (t, a) = edit(single, json!({"action": "delete_row", "rowIndex": 0})).unwrap();
     assert_eq!(t, "| A | B |\n|---|---|\n\nNext.");
-    let (t, _) =
-        plan_table_edit(&t, &a, &request(json!({"action": "insert_row", "values": ["x", "y"]}))).unwrap();
+    let (t, _) = plan(&t, &a, &request(json!({"action": "insert_row", "values": ["x", "y"]}))).unwrap();
     assert_eq!(t, "| A | B |\n|---|---|\n| x | y |\n\nNext.");
     // Compact delimiter and rows stay compact.
     let compact = "|a|b|\n|-|-|\n|1|2|";
@@ -615,20 +625,17 @@ fn japanese_cells() {
     );
     let p = table_projection(&t);
     assert_eq!(p.rows[0][2], "　国産　*特選*");
-    let (t, a) = plan_table_edit(
+    let (t, a) = plan(
         &t,
         &a,
         &request(json!({"action": "insert_row", "valuesByColumn": {"品名": "牛肉", "価格": "500"}})),
     )
     .unwrap();
     assert!(t.contains("| 鶏肉   | ２００ | ブラジル産 |\n| 牛肉 | 500 |  |\n\n以上。"), "{t}");
-    let (t, a) = plan_table_edit(
-        &t,
-        &a,
-        &request(json!({"action": "rename_column", "column": "備考", "newName": "産地"})),
-    )
-    .unwrap();
-    let (t, _) = plan_table_edit(
+    let (t, a) =
+        plan(&t, &a, &request(json!({"action": "rename_column", "column": "備考", "newName": "産地"})))
+            .unwrap();
+    let (t, _) = plan(
         &t,
         &a,
         &request(json!({"action": "delete_row", "where": {"columnIndex": 0, "equals": "豚肉"}})),
@@ -653,13 +660,10 @@ fn insert_delete_round_trip_crlf_100_times() {
     let mut text = source.to_owned();
     let mut pointer = anchor_of(source, "t1");
     for _ in 0..100 {
-        let (t, p) = plan_table_edit(
-            &text,
-            &pointer,
-            &request(json!({"action": "insert_row", "values": ["Lamb", "35", "2"]})),
-        )
-        .unwrap();
-        let (t, p) = plan_table_edit(
+        let (t, p) =
+            plan(&text, &pointer, &request(json!({"action": "insert_row", "values": ["Lamb", "35", "2"]})))
+                .unwrap();
+        let (t, p) = plan(
             &t,
             &p,
             &request(json!({"action": "delete_row", "where": {"column": "Product", "equals": "Lamb"}})),
@@ -811,8 +815,8 @@ proptest! {
         let Some(table) = parsed.elements.iter().find(|e| e.kind == ElementKind::Table) else {
             return Ok(());
         };
-        let request: TableEditRequest = serde_json::from_value(req).unwrap();
-        match plan_table_edit(&doc, &table.anchor(), &request) {
+        let request = request(req);
+        match plan(&doc, &table.anchor(), &request) {
             Ok((new_text, pointer)) => {
                 let (start, end) = (table.range.start, table.range.end);
                 prop_assert_eq!(&new_text[..start], &doc[..start]);
@@ -862,7 +866,7 @@ proptest! {
         req in any_request(),
         pointer in prop::sample::select(&["t1", "t2", "t1~0000000000000000~0000000000000000"][..]),
     ) {
-        let request: TableEditRequest = serde_json::from_value(req).unwrap();
+        let request = request(req);
         let mut mutated = doc;
         let mut i = at.index(mutated.len() + 1);
         while !mutated.is_char_boundary(i) {
@@ -874,13 +878,13 @@ proptest! {
             let anchor = parsed.elements.iter().find(|e| e.kind == ElementKind::Table).map(|e| e.anchor());
             if let (Some(anchor), Some(table)) =
                 (&anchor, parsed.elements.iter().find(|e| e.kind == ElementKind::Table))
-                && let Ok((new_text, _)) = plan_table_edit(&text, anchor, &request)
+                && let Ok((new_text, _)) = plan(&text, anchor, &request)
             {
                 let (start, end) = (table.range.start, table.range.end);
                 prop_assert_eq!(&new_text[..start], &text[..start]);
                 prop_assert_eq!(&new_text[new_text.len() - (text.len() - end)..], &text[end..]);
             }
-            let _ = plan_table_edit(&text, pointer, &request);
+            let _ = plan(&text, pointer, &request);
         }
     }
 }

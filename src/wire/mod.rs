@@ -7,9 +7,23 @@
 //! outside `wire` defines a serialisable tool shape.
 //!
 //! Shapes follow `contract.md` §7 exactly; additions (`stale`, `explain`) are optional fields.
+//!
+//! Invariants:
+//!
+//! - `wire` is the bottom layer: serde/schemars data only, it imports nothing from the crate
+//!   (the table planner, the engine and the front-ends import it).
+//! - Every request type has `deny_unknown_fields`: a misspelled field is refused, naming it,
+//!   instead of being silently ignored. (Case-insensitive names are the MCP layer's job: it
+//!   rewrites them to these spellings before deserialising.)
 
-use schemars::JsonSchema;
+mod table;
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
+
+pub use table::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
 
 /// `kb_read` arguments.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -178,6 +192,7 @@ pub struct SearchRequest {
     pub query: String,
     /// `lexical`, `semantic` or `hybrid` (default: `search.defaultMode`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["lexical", "semantic", "hybrid", null]))]
     pub mode: Option<String>,
     /// Number of results (default `search.maxResults`, at most 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -268,10 +283,27 @@ pub struct SearchResponse {
 pub struct ReindexRequest {
     /// `changed` (default: only files whose content changed) or `all`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["changed", "all", null]))]
     pub scope: Option<String>,
     /// Rebuild from scratch when the index is incompatible with the configuration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force: Option<bool>,
+}
+
+/// `kb_status` arguments: none. Its schema is exactly
+/// `{"type":"object","properties":{},"additionalProperties":false}` (`contract.md` §7.1).
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusRequest {}
+
+impl JsonSchema for StatusRequest {
+    fn schema_name() -> Cow<'static, str> {
+        "StatusRequest".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "object", "properties": {}, "additionalProperties": false})
+    }
 }
 
 /// What a reindex did.
@@ -562,18 +594,4 @@ pub struct TableEditResponse {
     pub index_synchronized: bool,
     /// The last indexing error, if the change could not be indexed yet.
     pub index_error: Option<String>,
-}
-
-/// `kb_edit_table` arguments (flat, no `request` wrapper).
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EditTableArgs {
-    /// Root-relative path of the `.md` file.
-    pub path: String,
-    /// The table's hashed anchor (`tN~selfHash~subtreeHash`) from kb_read; after an edit use the
-    /// returned pointer.
-    pub pointer: String,
-    /// The edit.
-    #[serde(flatten)]
-    pub request: crate::table::TableEditRequest,
 }

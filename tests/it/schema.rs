@@ -107,3 +107,125 @@ fn error_codes_are_the_contract_table() {
         wire["errorCodes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     assert_eq!(ours, theirs);
 }
+
+/// The JSON Schema 2020-12 vocabularies (core, applicator, unevaluated, validation, meta-data,
+/// format-annotation, content): anything else in a tool schema is a dialect strict clients reject.
+#[rustfmt::skip]
+const KEYWORDS_2020_12: &[&str] = &[
+    // core
+    "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment", "$defs",
+    // applicator
+    "prefixItems", "items", "contains", "additionalProperties", "properties", "patternProperties",
+    "dependentSchemas", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
+    // unevaluated
+    "unevaluatedItems", "unevaluatedProperties",
+    // validation
+    "type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+    "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
+    "maxProperties", "minProperties", "required", "dependentRequired",
+    // meta-data, format-annotation, content
+    "title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
+    "format", "contentEncoding", "contentMediaType", "contentSchema",
+];
+
+/// The `format` values 2020-12 defines.
+#[rustfmt::skip]
+const FORMATS_2020_12: &[&str] = &[
+    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6",
+    "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer",
+    "relative-json-pointer", "regex",
+];
+
+/// Every problem in one schema (and its subschemas), as `<path>: <problem>`.
+fn vocabulary_problems(schema: &Value, path: &str, out: &mut Vec<String>) {
+    let Some(o) = schema.as_object() else {
+        if !schema.is_boolean() {
+            out.push(format!("{path}: a schema must be an object or a boolean"));
+        }
+        return;
+    };
+    for (key, value) in o {
+        let at = format!("{path}/{key}");
+        if !KEYWORDS_2020_12.contains(&key.as_str()) {
+            out.push(format!("{at}: not a JSON Schema 2020-12 keyword"));
+        }
+        match key.as_str() {
+            "format" if !value.as_str().is_some_and(|f| FORMATS_2020_12.contains(&f)) => {
+                out.push(format!("{at}: non-standard format {value}"));
+            }
+            "items"
+            | "additionalProperties"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contentSchema" => vocabulary_problems(value, &at, out),
+            "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
+                for (i, s) in value.as_array().into_iter().flatten().enumerate() {
+                    vocabulary_problems(s, &format!("{at}/{i}"), out);
+                }
+            }
+            "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
+                for (name, s) in value.as_object().into_iter().flatten() {
+                    vocabulary_problems(s, &format!("{at}/{name}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn every_tool_schema_is_standard_json_schema_2020_12() {
+    let mut problems = Vec::new();
+    for tool in tools_json()["tools"].as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        for which in ["inputSchema", "outputSchema"] {
+            vocabulary_problems(&tool[which], &format!("{name}.{which}"), &mut problems);
+        }
+    }
+    assert!(problems.is_empty(), "non-standard schema content:\n{}", problems.join("\n"));
+    // The walk itself finds what it must refuse.
+    let mut found = Vec::new();
+    vocabulary_problems(
+        &json!({"properties": {"n": {"type": "integer", "format": "uint64", "nullable": true}}}),
+        "",
+        &mut found,
+    );
+    assert_eq!(found.len(), 2, "{found:?}");
+}
+
+/// The generated part of `docs/tools.md`: between these two lines.
+const LIST_BEGIN: &str = "<!-- tool list: generated from the tool table (src/mcp/tools.rs) by `UPDATE_SCHEMA=1 cargo test --test it schema` -->\n";
+const LIST_END: &str = "<!-- end of tool list -->\n";
+
+#[test]
+fn docs_list_exactly_the_tools_of_the_table() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/tools.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) =
+        (doc.find(LIST_BEGIN).expect("docs/tools.md has the tool list markers"), doc.find(LIST_END).unwrap());
+    let list = lvs::mcp::tool_list_markdown();
+    let fresh = format!("{}{LIST_BEGIN}{list}{}", &doc[..begin], &doc[end..]);
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+    } else {
+        assert!(
+            doc == fresh,
+            "the tool list in docs/tools.md is out of date; run `UPDATE_SCHEMA=1 cargo test --test it schema`"
+        );
+    }
+    // Every tool has a section, and every section is a tool.
+    let names: Vec<String> = lvs::mcp::tool_catalog().iter().map(|t| t.name.to_string()).collect();
+    let mut documented: Vec<String> = doc
+        .lines()
+        .filter(|l| l.starts_with("## ") || l.starts_with("### "))
+        .flat_map(|l| l.split('`').skip(1).step_by(2).filter(|w| w.starts_with("kb_")).map(str::to_owned))
+        .collect();
+    documented.sort();
+    assert_eq!(documented, names, "docs/tools.md sections vs the tool table");
+}

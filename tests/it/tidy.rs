@@ -15,8 +15,7 @@ use May::{EverythingBelow, Only};
 const LAYERS: &[(&str, &str, May)] = &[
     ("L0", "error", Only(&[])),
     ("L0", "text", Only(&[])),
-    // TODO(wire-leaf): `wire` still imports `table`; drop it here once that import is gone.
-    ("L0", "wire", Only(&["table"])),
+    ("L0", "wire", Only(&[])),
     ("L0", "workspace", Only(&["error", "text"])),
     ("L0", "markdown", Only(&["error", "text"])),
     ("L1", "chunk", Only(&["markdown", "text", "error", "workspace"])),
