@@ -258,6 +258,7 @@ impl Engine {
         opts: ReindexOptions,
         progress: &mut dyn FnMut(&ReindexProgress),
     ) -> Result<ReindexResult> {
+        self.sweep_temp_files();
         self.service.run_reindex(opts, progress)
     }
 
@@ -272,6 +273,7 @@ impl Engine {
                 )));
             }
         };
+        self.sweep_temp_files();
         Ok(self.service.request_reindex(ReindexOptions { all, force: req.force.unwrap_or(false) }))
     }
 

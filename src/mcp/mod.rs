@@ -69,6 +69,9 @@ pub fn serve(engine: Engine, http: Option<String>) -> Result<()> {
     }
     runtime.block_on(async move {
         let server = Server::new(engine);
+        // Temp files of writes killed in an earlier run: swept off the request path.
+        let sweeper = Arc::clone(&server.engine);
+        tokio::task::spawn_blocking(move || sweeper.sweep_temp_files());
         let running = server
             .serve(rmcp::transport::stdio())
             .await

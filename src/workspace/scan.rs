@@ -63,7 +63,7 @@ impl Workspace {
     /// cannot be enumerated is `PERMISSION_DENIED`; there are no partial results.
     pub fn scan_markdown(&self, filter: &GlobFilter) -> Result<Vec<FileEntry>> {
         let mut out = Vec::new();
-        self.walk(&|_| true, &mut |path, meta| {
+        self.walk(&|_| true, false, &mut |path, meta| {
             if has_md_extension(path.file_name()) && filter.matches(&path) {
                 out.push(FileEntry { path, len: meta.len(), modified: modified(meta) });
             }
@@ -92,7 +92,7 @@ impl Workspace {
             })
         };
         let mut out = Vec::new();
-        self.walk(&descend, &mut |path, meta| {
+        self.walk(&descend, false, &mut |path, meta| {
             if within(path.as_str()) && glob.is_none_or(|g| g.matches(&path)) {
                 let kind = if path.is_markdown() { FileKind::Markdown } else { FileKind::Asset };
                 out.push(ListedFile { path, kind, size: meta.len(), last_write_time: modified(meta) });
@@ -102,11 +102,30 @@ impl Workspace {
         Ok(out)
     }
 
-    /// Iterative walk of the root: calls `visit` for every regular file and descends into the
-    /// directories `descend` accepts (given their root-relative path).
+    /// Removes the temp files that interrupted atomic writes left behind (a process killed
+    /// between writing a temp file and renaming it) and returns their root-relative paths. The
+    /// caller must hold the mutation lock, so that no write of any process is in flight.
+    pub fn sweep_temp_files(&self) -> Result<Vec<String>> {
+        let mut found = Vec::new();
+        self.walk(&|_| true, true, &mut |path, _| found.push(path))?;
+        let mut removed = Vec::new();
+        for path in found {
+            match fs::remove_file(self.root.join(path.as_str())) {
+                Ok(()) => removed.push(path.as_str().to_owned()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&format!("'{path}'"), &e)),
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Iterative walk of the root: calls `visit` for every regular file (with `temp`, for every
+    /// leftover temp file instead) and descends into the directories `descend` accepts (given
+    /// their root-relative path).
     fn walk(
         &self,
         descend: &dyn Fn(&str) -> bool,
+        temp: bool,
         visit: &mut dyn FnMut(RelPath, &fs::Metadata),
     ) -> Result<()> {
         let mut stack: Vec<(String, PathBuf)> = vec![(String::new(), self.root.clone())];
@@ -124,7 +143,8 @@ impl Workspace {
                 let Ok(name) = entry.file_name().into_string() else {
                     continue; // Not UTF-8: cannot be a `RelPath`.
                 };
-                if self.skip_name(&name) {
+                let is_temp = name.starts_with(TEMP_PREFIX);
+                if self.skip_name(&name) && !(temp && is_temp) {
                     continue;
                 }
                 let meta = match entry.metadata() {
@@ -140,7 +160,7 @@ impl Workspace {
                     if descend(&rel) {
                         stack.push((rel, entry.path()));
                     }
-                } else if meta.is_file() {
+                } else if meta.is_file() && is_temp == temp {
                     visit(RelPath::from_validated(rel), &meta);
                 }
             }

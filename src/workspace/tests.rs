@@ -904,3 +904,23 @@ fn derived_files_are_replaced_whole_and_failed_fills_leave_no_temp_file() {
         .collect();
     assert_eq!(names, ["status.json"]);
 }
+
+#[test]
+fn sweeping_removes_leftover_temp_files_everywhere_but_git_and_the_index() {
+    let (dir, ws) = tree();
+    std::fs::write(dir.path().join(".lvs-tmp-root"), b"half a write").unwrap();
+    std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join(".git/.lvs-tmp-keep"), b"not ours to touch").unwrap();
+    let mut removed = ws.sweep_temp_files().expect("sweep");
+    removed.sort();
+    assert_eq!(removed, vec![".lvs-tmp-root", "docs/.lvs-tmp-0123456789abcdef", "docs/.lvs-tmp-x.md"]);
+    // `ls -a`, not a listing that hides temp files.
+    let ls = |d: &str| {
+        let out = std::process::Command::new("ls").arg("-a").arg(dir.path().join(d)).output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert!(!ls("").contains(".lvs-tmp-") && !ls("docs").contains(".lvs-tmp-"), "{}{}", ls(""), ls("docs"));
+    assert!(ls(".git").contains(".lvs-tmp-keep"));
+    assert!(dir.path().join("docs/Guide.MD").is_file(), "real files stay");
+    assert_eq!(ws.sweep_temp_files().unwrap(), Vec::<String>::new());
+}
