@@ -53,8 +53,7 @@ fn heading_path_is_the_last_elements_and_lists_contribute_own_text() {
 
 #[test]
 fn embedding_text_vectors() {
-    let path = format!("{}/../shared/spec/vectors/hashes.json", env!("CARGO_MANIFEST_DIR"));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v = crate::testdata::vectors("hashes.json");
     for c in v["embeddingText"].as_array().unwrap() {
         let text = embedding_text(
             c["path"].as_str().unwrap(),

@@ -8,11 +8,9 @@ use serde_json::Value;
 use super::*;
 use crate::error::ErrorCode;
 
-/// A contract vector file (`../shared/spec/vectors/`), loaded, not re-typed.
+/// A contract vector file (`tests/vectors/`), loaded, not re-typed.
 fn vectors(name: &str) -> Value {
-    let path = format!("{}/../shared/spec/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    crate::testdata::vectors(name)
 }
 
 /// The program name followed by `list`.

@@ -616,7 +616,8 @@ fn snippet_of_a_huge_chunk_is_found_without_analyzing_all_of_it() {
 
 // ---------------------------------------------------------------- measurements (ignored)
 
-const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared");
+// `../shared/<sub>` (or under `LVS_SHARED_DIR`); `None` after one "skipped" line when absent.
+use crate::testdata::shared_or_skip;
 
 fn markdown_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -649,8 +650,9 @@ fn measure_tokenize() {
     use std::borrow::Cow;
     use std::time::Instant;
 
+    let Some(corpus) = shared_or_skip("corpora/visualstudio-docs-ja/docs") else { return };
     let mut files = Vec::new();
-    markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja/docs"), &mut files);
+    markdown_files(&corpus, &mut files);
     let limit: usize =
         std::env::var("LVS_MEASURE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 20);
     let runs: usize = std::env::var("LVS_MEASURE_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
@@ -721,7 +723,7 @@ fn eval_jsquad() {
     use std::collections::HashMap;
     use std::time::Instant;
 
-    let base = std::path::Path::new(SHARED).join("eval/jsquad-valid");
+    let Some(base) = shared_or_skip("eval/jsquad-valid") else { return };
     let field = |line: &str, key: &str| -> String {
         // the files are simple one-object-per-line JSON
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -737,8 +739,9 @@ fn eval_jsquad() {
     }
     if std::env::var_os("LVS_EVAL_DISTRACTORS").is_some() {
         // the three documentation corpora, cut into paragraph chunks of up to ~2 KB
+        let Some(corpora) = shared_or_skip("corpora") else { return };
         let mut files = Vec::new();
-        markdown_files(&std::path::Path::new(SHARED).join("corpora"), &mut files);
+        markdown_files(&corpora, &mut files);
         for f in files {
             let Ok(text) = std::fs::read_to_string(&f) else { continue };
             let mut chunk = String::new();
@@ -824,8 +827,9 @@ fn eval_jsquad() {
 #[test]
 #[ignore = "measurement; needs ../shared/corpora"]
 fn measure_analyzer_only() {
+    let Some(corpus) = shared_or_skip("corpora/visualstudio-docs-ja/docs") else { return };
     let mut files = Vec::new();
-    markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja/docs"), &mut files);
+    markdown_files(&corpus, &mut files);
     let limit: usize =
         std::env::var("LVS_MEASURE_BYTES").ok().and_then(|v| v.parse().ok()).unwrap_or(4 << 20);
     let mut texts = Vec::new();
@@ -856,8 +860,9 @@ fn measure_corpus() {
     use std::borrow::Cow;
     use std::time::Instant;
 
+    let Some(corpus) = shared_or_skip("corpora/visualstudio-docs-ja") else { return };
     let mut files = Vec::new();
-    markdown_files(&std::path::Path::new(SHARED).join("corpora/visualstudio-docs-ja"), &mut files);
+    markdown_files(&corpus, &mut files);
     let mut docs = Vec::new();
     let mut queries = Vec::new();
     let mut bytes = 0;

@@ -1,4 +1,4 @@
-//! Contract vectors for the Markdown model (`../shared/spec/vectors/`), loaded, not re-typed.
+//! Contract vectors for the Markdown model (`tests/vectors/`), loaded, not re-typed.
 
 use serde_json::Value;
 

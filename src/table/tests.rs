@@ -4,8 +4,7 @@
 use super::*;
 
 fn tables_json() -> serde_json::Value {
-    let path = format!("{}/../shared/spec/vectors/tables.json", env!("CARGO_MANIFEST_DIR"));
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    crate::testdata::vectors("tables.json")
 }
 
 #[test]

@@ -10,11 +10,9 @@ use serde_json::Value;
 use super::*;
 use crate::error::ErrorCode;
 
-const PATHS_JSON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/spec/vectors/paths.json");
-
+/// The path contract vectors (`tests/vectors/paths.json`).
 fn vectors() -> Value {
-    let text = fs::read_to_string(PATHS_JSON).expect("paths.json is readable");
-    serde_json::from_str(&text).expect("paths.json is JSON")
+    crate::testdata::vectors("paths.json")
 }
 
 /// A fresh root with the default internal directory name.

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::support::{Project, bin, fixture, shared};
+use crate::support::{Project, bin, fixture};
 
 #[test]
 fn japanese_search_facts_hold_through_the_binary() {
@@ -92,32 +92,90 @@ fn incremental_reindex_after_edit_delete_and_rename() {
     assert_eq!(status["compatibility"]["isCompatible"], true);
 }
 
+/// Files in the killed-reindex project: more than one of the indexer's commits (1,000 files
+/// each), so the kill can land after a commit and well before the end.
+const KILLED_FILES: usize = 1_500;
+
+/// A generated Japanese note; `番号{i}` makes each file findable on its own.
+fn numbered_note(i: usize) -> String {
+    let places = ["京都", "大阪", "奈良", "神戸", "札幌", "仙台", "横浜", "福岡"];
+    let topics = ["予算", "設計", "試験", "報告", "契約", "採用", "研修", "監査"];
+    let (place, topic) = (places[i % places.len()], topics[i / places.len() % topics.len()]);
+    format!(
+        "# {place}の{topic}について\n\n番号{i}の記録。{place}で{topic}の会議を開いた。\n\n\
+         ## 議題\n\n- {topic}の見直し\n- 次回の日程\n\n担当者は資料を共有する。\n"
+    )
+}
+
+/// The `status.json` snapshot every commit leaves (documents indexed so far), if there is one.
+fn committed_documents(root: &std::path::Path) -> Option<u64> {
+    let bytes = std::fs::read(root.join(".local-vector-search-mcp/status.json")).ok()?;
+    serde_json::from_slice::<serde_json::Value>(&bytes).ok()?["documents"].as_u64()
+}
+
+#[cfg(unix)]
 #[test]
 fn a_killed_reindex_is_repaired_by_the_next_run() {
-    let corpus = shared().join("corpora/visualstudio-docs-ja/docs/ide");
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    use std::time::Instant;
+
     let project = Project::empty();
-    crate::support::copy_tree(&corpus, &project.root().join("ide"));
-    let files = crate::support::markdown_files(project.root()).len();
-    assert!(files > 300, "corpus subset has {files} files");
-    for delay in [300, 900] {
-        let mut child = bin()
-            .arg("--project-root")
-            .arg(project.root())
-            .args(["--embedding-provider", "none", "reindex", "--all"])
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(delay));
-        let _ = child.kill();
-        let _ = child.wait();
+    for i in 0..KILLED_FILES {
+        project.write(&format!("notes/{:02}/n{i:04}.md", i / 100), &numbered_note(i));
     }
+    let total = KILLED_FILES as u64;
+    let mut child = bin()
+        .arg("--project-root")
+        .arg(project.root())
+        .args(["--embedding-provider", "none", "reindex", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill only once a commit is on disk and the run is not over: that is a reindex in progress.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let seen = loop {
+        if let Some(done) = committed_documents(project.root()).filter(|&d| d > 0) {
+            break done;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("reindex ended ({status}) before it was killed; the kill would prove nothing");
+        }
+        assert!(Instant::now() < deadline, "no commit within 300 s");
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    assert!(seen < total, "the first commit already held all {total} files");
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(9), "killed by SIGKILL, not exited: {:?}", out.status);
+    assert!(
+        out.stdout.is_empty(),
+        "the killed run printed its summary: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let committed = committed_documents(project.root()).unwrap();
+    assert!(committed < total, "the index was complete before the kill ({committed} documents)");
+
+    // The next run repairs and finishes; it does not redo what was committed.
     let r: serde_json::Value = serde_json::from_str(&project.ok(&["reindex", "--json"])).unwrap();
-    assert_eq!(r["scannedFiles"].as_u64().unwrap() as usize, files);
+    assert_eq!(r["scannedFiles"].as_u64(), Some(total), "{r}");
+    let indexed = r["indexedFiles"].as_u64().unwrap();
+    assert!(
+        indexed > 0 && indexed + committed <= total,
+        "indexed {indexed} after {committed} committed: {r}"
+    );
+    assert!(r["failedFiles"].as_array().is_none_or(Vec::is_empty), "{r}");
     let status: serde_json::Value = serde_json::from_str(&project.ok(&["status", "--json"])).unwrap();
-    let failed = r["failedFiles"].as_array().map_or(0, Vec::len);
-    assert_eq!(status["project"]["documents"].as_u64().unwrap() as usize + failed, files);
+    assert_eq!(status["project"]["documents"].as_u64(), Some(total), "{status}");
     let again: serde_json::Value = serde_json::from_str(&project.ok(&["reindex", "--json"])).unwrap();
     assert_eq!(again["indexedFiles"], 0, "nothing left to do: {again}");
-    assert!(!project.search_paths("ソリューション").is_empty());
+    // Search agrees with the files: notes from every commit, before and after the kill.
+    for i in [0, 500, 999, 1_000, 1_250, KILLED_FILES - 1] {
+        let want = format!("notes/{:02}/n{i:04}.md", i / 100);
+        let paths = project.search_paths(&format!("番号{i}"));
+        assert_eq!(paths.first(), Some(&want), "番号{i}: {paths:?}");
+    }
 }
 
 #[test]

@@ -1,34 +1,10 @@
-//! Drives the real binary with the official MCP Python SDK (`tests/mcp/`), plus raw JSON-RPC
-//! abuse on stdio that no SDK would send.
+//! Raw JSON-RPC abuse on stdio that no SDK would send. The client tests with the official MCP
+//! Python SDK live in `tests/mcp/` and run as their own step of `.ci/run`.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 
-use crate::fake_embed::FakeEmbed;
-use crate::support::{Project, bin, fixture, shared};
-
-#[test]
-fn python_sdk_client_suite() {
-    let probe = std::process::Command::new("python3").args(["-c", "import mcp, pytest"]).output();
-    assert!(
-        probe.as_ref().is_ok_and(|o| o.status.success()),
-        "the MCP client tests need Python with `mcp` and `pytest`: run `bash .ci/setup` (pip install mcp pytest)"
-    );
-    // The vector tests' embedding server: a real HTTP server on 127.0.0.1 in this process.
-    let embed = FakeEmbed::start(64);
-    let out = std::process::Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-s", "tests/mcp"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("LVS_BIN", env!("CARGO_BIN_EXE_local-vector-search-mcp"))
-        .env("LVS_FIXTURE", fixture("ja"))
-        .env("LVS_SHARED", shared())
-        .env("LVS_EMBED_ENDPOINT", &embed.endpoint)
-        .output()
-        .unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "pytest failed:\n{text}");
-    eprintln!("{text}");
-}
+use crate::support::{Project, bin};
 
 #[test]
 fn garbage_on_stdio_never_kills_the_server() {

@@ -100,8 +100,7 @@ fn every_tool_and_field_is_described() {
 
 #[test]
 fn error_codes_are_the_contract_table() {
-    let path = format!("{}/../shared/spec/vectors/wire.json", env!("CARGO_MANIFEST_DIR"));
-    let wire: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let wire = crate::support::vectors("wire.json");
     let ours: Vec<&str> = lvs::ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
     let theirs: Vec<&str> =
         wire["errorCodes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();

@@ -1,7 +1,8 @@
 """The real binary over stdio, driven by the official MCP Python SDK.
 
-Run by `tests/it/mcp.rs` (`cargo test`) with LVS_BIN = the binary under test and
-LVS_FIXTURE = tests/fixtures/ja. Each test copies the fixture into a fresh project.
+Run by `.ci/run` (its pytest step) or by hand: `python3 -m pytest -p no:cacheprovider tests/mcp`.
+LVS_BIN = the binary under test, LVS_FIXTURE = tests/fixtures/ja, LVS_SHARED = ../shared (see
+conftest.py for the defaults). Each test copies the fixture into a fresh project.
 """
 
 import asyncio
@@ -166,9 +167,13 @@ def test_every_error_code_it_can_produce():
 
 
 def test_kb_read_pages_to_the_end_of_a_corpus_file():
+    book = CORPORA / "rust-book-ja" / "src"
+    if not book.is_dir():
+        pytest.skip(f"{book} is absent (it needs the product spec checkout beside the repo)")
+
     async def go():
         root = project(copy_fixture=False)
-        src = max((CORPORA / "rust-book-ja" / "src").glob("*.md"), key=lambda p: p.stat().st_size)
+        src = max(book.glob("*.md"), key=lambda p: p.stat().st_size)
         shutil.copy(src, root / "big.md")
         expected = src.read_bytes().decode("utf-8").removeprefix("\ufeff")
         async with Client(params(root)) as c:

@@ -2,6 +2,7 @@
 synchronisation, concurrency, crash safety and file watching."""
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -9,6 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from mcp import Client
 
 from test_mcp_client import body, error, params, project, reindex_and_wait, run
@@ -159,13 +161,35 @@ def test_create_move_delete_and_table_edit():
     run(go())
 
 
-def test_a_killed_server_leaves_old_or_new_bytes_and_no_indexed_temp_files():
+# The name every atomic write's temp file starts with (`TEMP_PREFIX` in src/workspace/write.rs).
+TEMP_PREFIX = ".lvs-tmp-"
+INDEX_DIR = ".local-vector-search-mcp"
+
+
+def ls_a(folder):
+    """Every name in `folder` as `ls -a` shows it: hidden files too, unlike kb_list_files."""
+    out = subprocess.run(["ls", "-a", str(folder)], check=True, capture_output=True, text=True).stdout
+    return [n for n in out.splitlines() if n not in (".", "..")]
+
+
+def temp_files(root):
+    """Temp files left in the project folder or the index folder."""
+    return [f"{d.relative_to(root)}/{n}" for d in (root, root / INDEX_DIR) if d.is_dir() for n in ls_a(d) if n.startswith(TEMP_PREFIX)]
+
+
+def sha256(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_killed_server_leaves_old_or_new_bytes_and_no_temp_files():
     root = project()
     big = "# 大きな文書\n\n" + "".join(f"段落{i}。東京の会議の記録。\n\n" for i in range(20000))
     (root / "big.md").write_text(big, encoding="utf-8")
     cfg = root.parent / (root.name + "-config.yml")
     cfg.write_text("knowledgeBase:\n  allowWrites: true\n", encoding="utf-8")
     old = (root / "big.md").read_bytes()
+    new = old.replace("段落0。東京の会議の記録。".encode(), "置き換えた段落。".encode(), 1)
+    old_sha, new_sha = hashlib.sha256(old).hexdigest(), hashlib.sha256(new).hexdigest()
 
     async def anchor():
         async with Client(writable(root)) as c:
@@ -173,30 +197,68 @@ def test_a_killed_server_leaves_old_or_new_bytes_and_no_indexed_temp_files():
             return para["pointer"]
     pointer = run(anchor())
     args = [os.environ["LVS_BIN"], "--project-root", str(root), "--config", str(cfg), "--embedding-provider", "none"]
-    for delay in [0.0, 0.002, 0.01, 0.03, 0.08]:
+    old_inode = (root / "big.md").stat().st_ino
+
+    def writing():
+        """The patch's write has begun: its temp file exists, or the new file is in place."""
+        return any(n.startswith(TEMP_PREFIX) for n in os.listdir(root)) or (root / "big.md").stat().st_ino != old_inode
+
+    def replaced():
+        return (root / "big.md").stat().st_ino != old_inode
+
+    def kill_during_patch(moment, ready):
+        """Sends the patch, kills the server with SIGKILL once `ready()`; the file's state after,
+        or None when the patch answered first (the kill was too late to be in flight)."""
+        nonlocal old_inode
+        (root / "big.md").write_bytes(old)
+        old_inode = (root / "big.md").stat().st_ino
         p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         send = lambda obj: (p.stdin.write((json.dumps(obj) + "\n").encode()), p.stdin.flush())
         send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "k", "version": "0"}}})
-        p.stdout.readline()
+        assert json.loads(p.stdout.readline())["id"] == 1
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "kb_patch", "arguments": {"request": {"path": "big.md", "operations": [
             {"kind": "replace_element", "pointer": pointer, "markdown": "置き換えた段落。"}]}}}})
-        time.sleep(delay)
+        deadline = time.monotonic() + 60
+        while not ready():
+            assert p.poll() is None, f"{moment}: the server exited on its own"
+            assert time.monotonic() < deadline, f"{moment}: the patch did not get there in 60 s"
+            time.sleep(0.0005)
         p.send_signal(signal.SIGKILL)
         p.wait()
-        now = (root / "big.md").read_bytes()
-        assert now == old or now == old.replace("段落0。東京の会議の記録。".encode(), "置き換えた段落。".encode(), 1), "a mix of old and new bytes"
-        if now != old:
-            break
+        assert p.returncode == -signal.SIGKILL, (moment, p.returncode)
+        frames = [json.loads(line) for line in p.stdout.read().splitlines() if line.strip()]
+        now = sha256(root / "big.md")
+        assert now in (old_sha, new_sha), f"{moment}: a mix of old and new bytes"
+        if any(f.get("id") == 2 for f in frames):
+            return None
+        return "new" if now == new_sha else "old"
+
+    # Kill the server at three moments of one patch: right after the request is sent, once the
+    # write has begun, and once the new bytes are in place (the patch then still waits for the
+    # index, so it has not answered). The answer must never have been sent: a kill that came
+    # after it proves nothing, so that moment is tried again (a busy machine can be that slow).
+    outcomes = {}
+    for moment, ready in [("sent", lambda: True), ("writing", writing), ("replaced", replaced)]:
+        for _ in range(3):
+            outcomes[moment] = kill_during_patch(moment, ready)
+            if outcomes[moment] is not None:
+                break
+        assert outcomes[moment] is not None, f"{moment}: the patch answered before every kill; it was never in flight"
+    assert outcomes["replaced"] == "new", outcomes
 
     async def check():
         async with Client(writable(root)) as c:
             await reindex_and_wait(c)
-            files = body(await c.call_tool("kb_list_files", {"request": {}}))
-            assert not any(".lvs-tmp-" in f["relativePath"] for f in files["files"])
             status = body(await c.call_tool("kb_status", {}))
             assert status["project"]["documents"] == len(list(root.rglob("*.md")))
+            files = body(await c.call_tool("kb_list_files", {"request": {}}))
+            assert not any(TEMP_PREFIX in f["relativePath"] for f in files["files"])
     run(check())
+    # A kill between creating a temp file and renaming it leaves the temp file; the reindex above
+    # (like every server start) sweeps such leftovers under the mutation lock.
+    left = temp_files(root)
+    assert left == [], f"temp files left behind after the kills ({outcomes})"
 
 
 def test_watch_mode_picks_up_an_editor_style_save():

@@ -1,5 +1,5 @@
-"""Vectors through MCP: the real binary, the official SDK, and the test's own embedding server on
-127.0.0.1 (LVS_EMBED_ENDPOINT, 64 dimensions, started by tests/it/mcp.rs)."""
+"""Vectors through MCP: the real binary, the official SDK, and the tests' own embedding server on
+127.0.0.1 (fake_embed.py, 64 dimensions, the `embed_endpoint` fixture of conftest.py)."""
 
 import asyncio
 import os
@@ -10,15 +10,13 @@ from mcp.client.stdio import StdioServerParameters
 
 from test_mcp_client import BIN, body, error, project, reindex_and_wait, run
 
-ENDPOINT = os.environ["LVS_EMBED_ENDPOINT"]
 
-
-def vector_params(root, writes=False):
+def vector_params(root, endpoint, writes=False):
     cfg = root.parent / (root.name + "-vectors.yml")
     cfg.write_text(
         "embedding:\n"
         "  provider: openai-compatible\n"
-        f"  endpoint: {ENDPOINT}\n"
+        f"  endpoint: {endpoint}\n"
         "  dimensions: 64\n"
         "  batchSize: 8\n"
         "search:\n  defaultMode: hybrid\n"
@@ -30,10 +28,10 @@ def vector_params(root, writes=False):
     return StdioServerParameters(command=BIN, args=["--project-root", str(root), "--config", str(cfg)], env=env)
 
 
-def test_hybrid_search_explains_its_ranks_and_status_counts_vectors():
+def test_hybrid_search_explains_its_ranks_and_status_counts_vectors(embed_endpoint):
     async def go():
         root = project()
-        async with Client(vector_params(root)) as c:
+        async with Client(vector_params(root, embed_endpoint)) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             props = tools["kb_search"].input_schema["properties"]["request"]
             assert "explain" in str(props), props
@@ -59,10 +57,10 @@ def test_hybrid_search_explains_its_ranks_and_status_counts_vectors():
     run(go())
 
 
-def test_an_edit_gets_its_vector_and_is_found_semantically():
+def test_an_edit_gets_its_vector_and_is_found_semantically(embed_endpoint):
     async def go():
         root = project()
-        async with Client(vector_params(root, writes=True)) as c:
+        async with Client(vector_params(root, embed_endpoint, writes=True)) as c:
             await reindex_and_wait(c)
             page = body(await c.call_tool("kb_read", {"request": {"path": "kyoto.md"}}))
             para = next(e for e in page["elements"] if e["kind"] == "paragraph")
