@@ -23,10 +23,14 @@ pub mod workspace;
 
 pub use error::{Error, ErrorCode, Result};
 
+/// Where the product specification's checkout is (one file with the integration tests).
+#[cfg(test)]
+#[path = "../tests/common/shared_dir.rs"]
+mod shared_dir;
+
 /// Test data shared by the unit tests of several modules.
 #[cfg(test)]
 pub(crate) mod testdata {
-    use std::io::Write;
     use std::path::{Path, PathBuf};
 
     /// `tests/vectors/`: the contract vectors, copied byte for byte from the product
@@ -42,35 +46,7 @@ pub(crate) mod testdata {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 
-    /// The product specification's checkout beside the repository (`../shared`: corpora, eval
-    /// sets, the original vectors), or `LVS_SHARED_DIR` when set (point it at a missing folder to
-    /// check that the tests needing it skip cleanly).
-    pub(crate) fn shared() -> PathBuf {
-        match std::env::var_os("LVS_SHARED_DIR") {
-            Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-            _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-        }
-    }
-
-    /// `shared()/<sub>` if it exists; otherwise prints one line saying the test was skipped and
-    /// returns `None` (the caller returns). Written straight to stderr, so it shows even when
-    /// the test harness captures output.
-    pub(crate) fn shared_or_skip(sub: &str) -> Option<PathBuf> {
-        let dir = shared().join(sub);
-        if dir.exists() {
-            return Some(dir);
-        }
-        let shown = match std::env::var_os("LVS_SHARED_DIR") {
-            Some(d) if !d.is_empty() => dir.display().to_string(),
-            _ => format!("../shared/{sub}"),
-        };
-        let test = std::thread::current().name().unwrap_or("a test").to_owned();
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "skipped {test}: {shown} is absent (it needs the product spec checkout beside the repo)"
-        );
-        None
-    }
+    pub(crate) use super::shared_dir::shared_or_skip;
 
     #[test]
     fn vectors_are_copies_of_the_spec() {

@@ -7,6 +7,8 @@ mod fake_embed;
 mod mcp;
 mod rpc;
 mod schema;
+#[path = "../common/shared_dir.rs"]
+mod shared_dir;
 mod support;
 mod tidy;
 mod vectors;

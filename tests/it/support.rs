@@ -1,38 +1,9 @@
 //! Shared helpers for the integration tests.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The product specification's checkout beside the repository (`../shared`: corpora and eval
-/// sets, read-only), or `LVS_SHARED_DIR` when set (point it at a missing folder to check that the
-/// tests needing it skip cleanly).
-pub fn shared() -> PathBuf {
-    match std::env::var_os("LVS_SHARED_DIR") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    }
-}
-
-/// `shared()/<sub>` if it exists; otherwise prints one line saying the test was skipped and
-/// returns `None` (the caller returns). Written straight to stderr, so it shows even when the
-/// test harness captures output.
-pub fn shared_or_skip(sub: &str) -> Option<PathBuf> {
-    let dir = shared().join(sub);
-    if dir.exists() {
-        return Some(dir);
-    }
-    let shown = match std::env::var_os("LVS_SHARED_DIR") {
-        Some(d) if !d.is_empty() => dir.display().to_string(),
-        _ => format!("../shared/{sub}"),
-    };
-    let test = std::thread::current().name().unwrap_or("a test").to_owned();
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "skipped {test}: {shown} is absent (it needs the product spec checkout beside the repo)"
-    );
-    None
-}
+pub use crate::shared_dir::shared_or_skip;
 
 /// A contract vector file from `tests/vectors/` (copies of the spec's, see the README there).
 pub fn vectors(name: &str) -> serde_json::Value {
