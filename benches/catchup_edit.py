@@ -46,11 +46,14 @@ def slow_embedding_server(stall_s):
                 n = sum(x * x for x in v) ** 0.5 or 1.0
                 data.append({"index": i, "embedding": [x / n for x in v]})
             out = json.dumps({"data": data}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(out)))
-            self.end_headers()
-            self.wfile.write(out)
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the server under test was closed while this request slept
 
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()

@@ -66,10 +66,8 @@ struct Plan {
     deferred: Vec<u64>,
     /// Ids with a vector but no chunk any more, removed when the plan is done.
     orphans: Vec<u64>,
-    /// Chunks to embed or copy when the plan was made (progress).
-    total: u64,
-    /// Chunks done since.
-    done: u64,
+    /// Ids of the request in flight.
+    in_flight: usize,
 }
 
 /// The vector side of the writer: a resumable catch-up the indexing service drives one
@@ -91,6 +89,8 @@ pub struct VectorSync {
     unsaved_removed: Vec<u64>,
     /// `None` after a commit: recomputed from the store before the next step.
     plan: Option<Plan>,
+    /// Chunks given a vector since the last `prepare` (progress).
+    done: u64,
     /// The stored manifest has been checked (by a reindex, or by the first background step).
     prepared: bool,
     /// Set while the stored vectors are incompatible and no forced rebuild was asked for.
@@ -117,6 +117,7 @@ impl VectorSync {
             unsaved_added: Vec::new(),
             unsaved_removed: Vec::new(),
             plan: None,
+            done: 0,
             prepared: false,
             blocked: false,
             state: VectorState::default(),
@@ -191,6 +192,7 @@ impl VectorSync {
         }
         self.state.manifest = self.manifest.clone();
         self.plan = None;
+        self.done = 0;
         self.paused = false;
         self.open(store)?;
         Ok(None)
@@ -220,9 +222,14 @@ impl VectorSync {
         }
     }
 
-    /// `(done, total)` of the current plan, for progress.
+    /// `(done, total)` chunks since the last [`VectorSync::prepare`], for progress: the total
+    /// grows when edits add chunks, and never restarts when the plan is recomputed.
     pub fn progress(&self) -> (u64, u64) {
-        self.plan.as_ref().map_or((0, 0), |p| (p.done, p.total))
+        let left = self
+            .plan
+            .as_ref()
+            .map_or(self.state.pending, |p| (p.missing.len() + p.deferred.len() + p.in_flight) as u64);
+        (self.done, self.done + left)
     }
 
     /// Makes the plan when there is none: missing ids and orphans listed.
@@ -242,7 +249,7 @@ impl VectorSync {
             desired.iter().filter(|k| !self.present.contains_key(k)).copied().collect();
         self.state.pending = missing.len() as u64;
         self.state.vectors = self.present.len() as u64;
-        self.plan = Some(Plan { total: missing.len() as u64, missing, orphans, ..Plan::default() });
+        self.plan = Some(Plan { missing, orphans, ..Plan::default() });
         Ok(())
     }
 
@@ -267,7 +274,9 @@ impl VectorSync {
                 self.persist(store)?;
                 return Ok(None);
             }
-            let ids: Vec<u64> = plan.missing.drain(..take).collect();
+            // An id answered since the plan was made is done already.
+            let ids: Vec<u64> =
+                plan.missing.drain(..take).filter(|id| !self.present.contains_key(id)).collect();
             let Some(index) = self.index.as_mut() else { return Ok(None) };
             let mut job = EmbedJob { ids: Vec::new(), hashes: Vec::new(), texts: Vec::new() };
             let mut copies: Vec<(u64, Vec<f32>)> = Vec::new();
@@ -293,12 +302,13 @@ impl VectorSync {
             }
             let items: Vec<(u64, &[f32])> = copies.iter().map(|(id, v)| (*id, v.as_slice())).collect();
             index.add_many(&items)?;
-            plan.done += copies.len() as u64;
+            self.done += copies.len() as u64;
             self.state.pending = self.state.pending.saturating_sub(copies.len() as u64);
             if job.ids.is_empty() {
                 continue;
             }
             if requests {
+                plan.in_flight = job.ids.len();
                 return Ok(Some(job));
             }
             plan.deferred.extend(job.ids);
@@ -321,6 +331,9 @@ impl VectorSync {
                 Err(crate::error::Error::internal("the embedding answer does not match the request"))
             }
         });
+        if let Some(plan) = self.plan.as_mut() {
+            plan.in_flight = 0;
+        }
         let vectors = match checked {
             Ok(v) => v,
             Err(e) => {
@@ -339,9 +352,7 @@ impl VectorSync {
             self.present.insert(*id, hash.clone());
             self.unsaved_added.push((*id, hash));
         }
-        if let Some(plan) = self.plan.as_mut() {
-            plan.done += job.ids.len() as u64;
-        }
+        self.done += job.ids.len() as u64;
         self.state.pending = self.state.pending.saturating_sub(job.ids.len() as u64);
         self.clear_error();
         if self.unsaved_added.len() >= SAVE_EVERY {
