@@ -69,9 +69,13 @@ pub fn serve(engine: Engine, http: Option<String>) -> Result<()> {
     }
     runtime.block_on(async move {
         let server = Server::new(engine);
-        // Temp files of writes killed in an earlier run: swept off the request path.
+        // Temp files of writes killed in an earlier run: swept a moment after the start, off the
+        // request path, so the walk does not delay `initialize`.
         let sweeper = Arc::clone(&server.engine);
-        tokio::task::spawn_blocking(move || sweeper.sweep_temp_files());
+        let _ = std::thread::Builder::new().name("sweep".into()).spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            sweeper.sweep_temp_files();
+        });
         let running = server
             .serve(rmcp::transport::stdio())
             .await
