@@ -41,6 +41,10 @@ impl IndexLayout {
     pub fn snapshot_path(&self) -> PathBuf {
         self.dir.join("status.json")
     }
+    /// The link graph snapshot written after every commit (`docs/design/links.md`).
+    pub fn links_path(&self) -> PathBuf {
+        self.dir.join("links.json")
+    }
     /// Whether an index has been built here.
     pub fn exists(&self) -> bool {
         self.snapshot_path().is_file()

@@ -11,8 +11,10 @@
 //!   process dies, so a killed reindex never leaves a stale lock behind.
 //! - Idempotent: an unchanged workspace is a no-op (size + mtime fast path, then SHA-256).
 //! - Commit order is fixed: the store commits generation `g`, then the lexical index commits
-//!   `g`. On open a lexical index one generation behind is repaired by replaying the paths of
-//!   the store's last batch; any other mismatch rebuilds the lexical index from the store.
+//!   `g`, then the link graph snapshot (`links.json`) is written for `g`. On open a lexical
+//!   index one generation behind is repaired by replaying the paths of the store's last batch;
+//!   any other mismatch rebuilds the lexical index from the store; a link snapshot of another
+//!   generation is rewritten from the store's link records.
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
 mod layout;
@@ -34,6 +36,7 @@ use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk, embedding_text_hash};
 use crate::config::EmbeddingConfig;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter};
+use crate::links::{DocLinks, LINKS_VERSION, LinkGraph};
 use crate::markdown::Document;
 use crate::store::{Batch, ChunkRecord, DocumentRecord, ElementRecord, RECORD_VERSION, Store};
 use crate::text::rfc3339_utc;
@@ -82,6 +85,7 @@ pub fn lexical_manifest(opts: &ChunkOptions) -> BTreeMap<String, String> {
         ("chunking_max_chunk_bytes".to_owned(), opts.max_chunk_bytes.to_string()),
         ("chunking_max_elements".to_owned(), opts.max_elements.to_string()),
         ("chunking_include_front_matter".to_owned(), opts.include_front_matter.to_string()),
+        ("links_version".to_owned(), LINKS_VERSION.to_owned()),
     ])
 }
 
@@ -125,6 +129,8 @@ pub struct Indexer {
     generation: u64,
     layout: IndexLayout,
     vectors: Option<VectorSync>,
+    /// The link graph as last written to `links.json` (loaded from the store on first need).
+    links: Option<LinkGraph>,
     _lock: WriterLock,
 }
 
@@ -159,6 +165,7 @@ impl Indexer {
             generation,
             layout: layout.clone(),
             vectors,
+            links: None,
             _lock: lock,
         };
         indexer.repair()?;
@@ -173,6 +180,10 @@ impl Indexer {
     fn repair(&mut self) -> Result<()> {
         let lexical_generation = self.lexical.generation().unwrap_or(0);
         if lexical_generation == self.generation {
+            if LinkGraph::read_generation(&self.layout.links_path()) != Some(self.generation) {
+                tracing::warn!("the link graph snapshot is missing or behind; rewriting it from the store");
+                self.write_links(&[])?;
+            }
             return Ok(());
         }
         let paths: Vec<String> = if lexical_generation + 1 == self.generation {
@@ -198,15 +209,43 @@ impl Indexer {
             }
         }
         self.writer.commit(self.generation)?;
+        self.links = None;
+        self.write_links(&[])?;
         self.write_snapshot()
     }
 
     fn commit(&mut self, batch: Batch) -> Result<()> {
         let generation = self.generation + 1;
-        batch.commit(generation)?;
+        let touched = batch.commit(generation)?;
         self.writer.commit(generation)?;
         self.generation = generation;
+        self.write_links(&touched)?;
         self.write_snapshot()
+    }
+
+    /// Writes `links.json` for the current generation: the `touched` documents are re-read from
+    /// the store (the whole graph when it is not loaded yet).
+    fn write_links(&mut self, touched: &[String]) -> Result<()> {
+        let graph = match self.links.as_mut() {
+            Some(graph) => {
+                for path in touched {
+                    match self.store.links(path)? {
+                        Some(bytes) => graph.docs.insert(path.clone(), decode_links(&bytes)?),
+                        None => graph.docs.remove(path),
+                    };
+                }
+                graph
+            }
+            None => {
+                let mut graph = LinkGraph::new(self.generation);
+                for (path, bytes) in self.store.all_links()? {
+                    graph.docs.insert(path, decode_links(&bytes)?);
+                }
+                self.links.insert(graph)
+            }
+        };
+        graph.generation = self.generation;
+        graph.write(&self.layout.links_path())
     }
 
     /// Writes `status.json`: what status readers in any process show without opening the store.
@@ -489,6 +528,10 @@ impl Indexer {
             chunk_ids: ids.collect(),
         };
         batch.put_document(path, &record, &elements, &records)?;
+        let links = crate::links::extract(&source.text, &doc);
+        let bytes = serde_json::to_vec(&links)
+            .map_err(|e| Error::internal(format!("could not encode the links of '{path}': {e}")))?;
+        batch.put_links(path, &bytes)?;
         self.writer.delete_path(path);
         for (id, c) in &records {
             self.writer.add(&lexical_doc(*id, c, &source.source_hash))?;
@@ -501,6 +544,14 @@ enum FileOutcome {
     Skipped,
     Indexed(u64),
     Failed(String),
+}
+
+fn decode_links(bytes: &[u8]) -> Result<DocLinks> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        Error::internal(format!(
+            "a stored link record cannot be read ({e}); run kb_reindex with force=true to rebuild the index."
+        ))
+    })
 }
 
 fn lexical_doc(id: u64, c: &ChunkRecord, source_hash: &str) -> LexicalDoc {
