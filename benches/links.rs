@@ -145,11 +145,11 @@ fn main() {
     }
     let index = index.unwrap();
     loads.sort();
-    let (read, load) = loads[loads.len() / 2];
+    let (read, load_total) = loads[loads.len() / 2];
     println!(
         "(c) load: read + parse {:.0} ms, with resolution and incoming map {:.0} ms",
         ms(read),
-        ms(load)
+        ms(load_total)
     );
 
     // (d) queries.
@@ -257,7 +257,7 @@ fn main() {
         "parse_ms": ms(parse), "extract_ms": ms(extraction),
         "record_bytes": record_bytes, "encode_ms": ms(encode),
         "snapshot_bytes": snapshot_bytes, "snapshot_write_ms": ms(write),
-        "load_read_ms": ms(read), "load_total_ms": ms(load),
+        "load_read_ms": ms(read), "load_total_ms": ms(load_total),
         "incoming_depth1": incoming1, "incoming_depth3": incoming3, "outgoing_depth1": outgoing1,
         "most_linked": {"path": most, "incoming": most_count},
         "report_ms": ms(report), "report_links": all.len(), "external": external, "broken": reasons,
