@@ -11,7 +11,8 @@
 //!   process dies, so a killed reindex never leaves a stale lock behind.
 //! - Idempotent: an unchanged workspace is a no-op (size + mtime fast path, then SHA-256).
 //! - Commit order is fixed: the store commits generation `g`, then the lexical index commits
-//!   `g`, then the link graph snapshot (`links.json`) is written for `g`. On open a lexical
+//!   `g`, then the link graph snapshot (`links.json`, rewritten only when links changed, and
+//!   `links.gen`) is written for `g`. On open a lexical
 //!   index one generation behind is repaired by replaying the paths of the store's last batch;
 //!   any other mismatch rebuilds the lexical index from the store; a link snapshot of another
 //!   generation is rewritten from the store's link records.
@@ -180,8 +181,10 @@ impl Indexer {
     fn repair(&mut self) -> Result<()> {
         let lexical_generation = self.lexical.generation().unwrap_or(0);
         if lexical_generation == self.generation {
-            if LinkGraph::read_generation(&self.layout.links_path()) != Some(self.generation) {
+            if self.layout.links_generation() != Some(self.generation) || !self.layout.links_path().is_file()
+            {
                 tracing::warn!("the link graph snapshot is missing or behind; rewriting it from the store");
+                self.links = None;
                 self.write_links(&[])?;
             }
             return Ok(());
@@ -223,29 +226,44 @@ impl Indexer {
         self.write_snapshot()
     }
 
-    /// Writes `links.json` for the current generation: the `touched` documents are re-read from
-    /// the store (the whole graph when it is not loaded yet).
+    /// Brings the link graph snapshot to the current generation: the `touched` documents are
+    /// re-read from the store (the whole graph when it is not loaded yet). `links.json` is
+    /// rewritten only when a document's links or anchors changed; `links.gen` always records the
+    /// generation the snapshot is valid for, so an unchanged graph costs one tiny write and a
+    /// crash before the snapshot was written is still detected on open.
     fn write_links(&mut self, touched: &[String]) -> Result<()> {
-        let graph = match self.links.as_mut() {
+        let (graph, changed) = match self.links.as_mut() {
             Some(graph) => {
+                let mut changed = false;
                 for path in touched {
-                    match self.store.links(path)? {
-                        Some(bytes) => graph.docs.insert(path.clone(), decode_links(&bytes)?),
-                        None => graph.docs.remove(path),
-                    };
+                    let new = self.store.links(path)?.map(|b| decode_links(&b)).transpose()?;
+                    if graph.docs.get(path) != new.as_ref() {
+                        changed = true;
+                        match new {
+                            Some(links) => graph.docs.insert(path.clone(), links),
+                            None => graph.docs.remove(path),
+                        };
+                    }
                 }
-                graph
+                (graph, changed)
             }
             None => {
                 let mut graph = LinkGraph::new(self.generation);
                 for (path, bytes) in self.store.all_links()? {
                     graph.docs.insert(path, decode_links(&bytes)?);
                 }
-                self.links.insert(graph)
+                (self.links.insert(graph), true)
             }
         };
-        graph.generation = self.generation;
-        graph.write(&self.layout.links_path())
+        if changed {
+            graph.generation = self.generation;
+            graph.write(&self.layout.links_path())?;
+        }
+        crate::workspace::write_file_atomic(
+            &self.layout.links_generation_path(),
+            self.generation.to_string().as_bytes(),
+            "the link graph generation",
+        )
     }
 
     /// Writes `status.json`: what status readers in any process show without opening the store.

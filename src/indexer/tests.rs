@@ -49,12 +49,20 @@ fn the_link_graph_follows_commits_moves_and_crashes() {
     ix.reconcile(&[RelPath::new("a.md").unwrap()]).unwrap();
     assert_eq!(link_graph(&layout).docs["a.md"].links[0].raw, "c.md");
     let generation = ix.store().generation().unwrap();
+    assert_eq!((link_graph(&layout).generation, layout.links_generation()), (generation, Some(generation)));
+    // An edit that changes no link or anchor leaves links.json alone; links.gen moves on.
+    std::fs::write(dir.path().join("a.md"), "# A\n\n[c](c.md)\n\nA new paragraph.\n").unwrap();
+    ix.reconcile(&[RelPath::new("a.md").unwrap()]).unwrap();
+    assert_eq!(link_graph(&layout).generation, generation);
+    let generation = ix.store().generation().unwrap();
+    assert_eq!(layout.links_generation(), Some(generation));
     drop(ix);
     // A crash before the snapshot was written: the next writer rewrites it from the store.
     std::fs::remove_file(layout.links_path()).unwrap();
     drop(Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap());
     let g = link_graph(&layout);
     assert_eq!((g.generation, g.docs.len()), (generation, 2));
+    assert_eq!(layout.links_generation(), Some(generation));
     assert_eq!(g.docs["c.md"].links[0].raw, "a.md#a");
 }
 

@@ -89,7 +89,8 @@ pub struct LinksResponse {
     pub broken: usize,
     /// Pass as cursor to get the next page; null on the last page.
     pub next_cursor: Option<String>,
-    /// The index generation the graph belongs to (it follows edits after they are indexed).
+    /// The index generation at which the link graph last changed (it follows edits once they
+    /// are indexed).
     pub generation: u64,
 }
 
