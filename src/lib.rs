@@ -1,7 +1,7 @@
 //! local-vector-search-mcp: a project's Markdown, searchable (Japanese-aware) and safely editable.
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
-//! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `config` (L1);
+//! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `links`, `config` (L1);
 //! `store`, `lexical`, `vectors` (L2); `indexer` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
 pub mod chunk;
@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod indexer;
 pub mod lexical;
+pub mod links;
 pub mod markdown;
 pub mod mcp;
 pub mod store;

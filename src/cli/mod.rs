@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use crate::config::{self, Command, ParsedArgs};
 use crate::engine::{Engine, ReindexOptions};
 use crate::error::{Error, Result};
-use crate::wire::{OutlineRequest, ReadRequest, ReindexProgress, SearchRequest};
+use crate::wire::{LinksRequest, OutlineRequest, ReadRequest, ReindexProgress, SearchRequest};
 
 /// Runs the program with `args` (including the program name) and returns the exit code.
 pub fn main(args: Vec<String>) -> ExitCode {
@@ -102,6 +102,30 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
         Command::Outline { path, json } => {
             let outline = engine.outline(&OutlineRequest { path })?;
             if json { print_json(&outline) } else { print_text(&render::outline(&outline)) }
+        }
+        Command::Links { path, broken, direction, depth, external, json } => {
+            if !engine.index_exists() {
+                tracing::info!("no index yet; building it first");
+                reindex_with_progress(&engine, ReindexOptions::default())?;
+            }
+            let mut request = LinksRequest {
+                path,
+                direction,
+                depth: depth.map(|d| d as i64),
+                broken_only: broken.then_some(true),
+                include_external: external.then_some(true),
+                limit: Some(1000),
+                cursor: None,
+            };
+            // Every page: the CLI prints the whole answer.
+            let mut all = engine.links(&request)?;
+            while let Some(cursor) = all.next_cursor.take() {
+                request.cursor = Some(cursor);
+                let page = engine.links(&request)?;
+                all.edges.extend(page.edges);
+                all.next_cursor = page.next_cursor;
+            }
+            if json { print_json(&all) } else { print_text(&render::links(&all)) }
         }
     }
 }

@@ -121,6 +121,19 @@ pub fn read(s: &MarkdownSlice) -> String {
     out
 }
 
+/// `links`: one line per edge, `from:line -> to#fragment (kind)  [broken: reason]`, then the counts.
+pub fn links(r: &crate::wire::LinksResponse) -> String {
+    let mut out = String::new();
+    for e in &r.edges {
+        let frag = e.to_fragment.as_deref().map(|f| format!("#{f}")).unwrap_or_default();
+        let state = e.reason.as_deref().map(|r| format!("  [broken: {r}]")).unwrap_or_default();
+        out.push_str(&format!("{}:{} -> {}{frag} ({}){state}\n", e.from, e.line, e.to, e.kind));
+    }
+    let scope = r.path.as_deref().unwrap_or("the project");
+    out.push_str(&format!("{} link(s), {} broken, around {scope}\n", r.total, r.broken));
+    out
+}
+
 /// `outline`: an indented heading tree with anchors.
 pub fn outline(o: &OutlineResponse) -> String {
     fn walk(out: &mut String, nodes: &[OutlineNode], depth: usize) {

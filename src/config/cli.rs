@@ -162,6 +162,27 @@ pub enum CliCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Show links to and from a file, or the whole project's broken links (like kb_links).
+    Links {
+        /// Root-relative path of a Markdown file; omit it for the whole project.
+        #[arg(value_name = "PATH")]
+        path: Option<String>,
+        /// Only broken links (missing file or heading).
+        #[arg(long)]
+        broken: bool,
+        /// outgoing, incoming or both (default both).
+        #[arg(long, value_name = "D", allow_hyphen_values = true)]
+        direction: Option<String>,
+        /// Follow links this many files away, 1 to 5 (default 1).
+        #[arg(long, value_name = "N", allow_hyphen_values = true)]
+        depth: Option<String>,
+        /// Also list external URLs.
+        #[arg(long)]
+        external: bool,
+        /// Print the kb_links result (all pages) as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// What to do, once the command line is understood.
@@ -218,6 +239,21 @@ pub enum Command {
         /// Root-relative path.
         path: String,
         /// `--json`: print the `kb_outline` structured result.
+        json: bool,
+    },
+    /// Print the links around a file, or the project's (broken) links.
+    Links {
+        /// Root-relative path; `None` = the whole project.
+        path: Option<String>,
+        /// `--broken`.
+        broken: bool,
+        /// `--direction`; `None` = both.
+        direction: Option<crate::wire::LinkDirection>,
+        /// `--depth` (1–5); `None` = 1.
+        depth: Option<usize>,
+        /// `--external`.
+        external: bool,
+        /// `--json`: print the `kb_links` structured result.
         json: bool,
     },
 }
@@ -402,6 +438,14 @@ impl Cli {
             Some(CliCommand::Status { json }) => Command::Status { json },
             Some(CliCommand::Read { path, pointer, json }) => Command::Read { path, pointer, json },
             Some(CliCommand::Outline { path, json }) => Command::Outline { path, json },
+            Some(CliCommand::Links { path, broken, direction, depth, external, json }) => Command::Links {
+                path,
+                broken,
+                direction: value("--direction", direction)?.map(|d| link_direction(&d)).transpose()?,
+                depth: value("--depth", depth)?.map(|v| positive_count("--depth", &v)).transpose()?,
+                external,
+                json,
+            },
         };
         Ok(ParsedArgs { overrides, command })
     }
@@ -432,6 +476,17 @@ fn search_mode(option: &str, v: Option<String>) -> Result<Option<SearchMode>, Us
             })
         })
         .transpose()
+}
+
+/// `outgoing`, `incoming` or `both`, case-insensitive.
+fn link_direction(v: &str) -> Result<crate::wire::LinkDirection, UsageError> {
+    use crate::wire::LinkDirection;
+    match v.trim().to_ascii_lowercase().as_str() {
+        "outgoing" => Ok(LinkDirection::Outgoing),
+        "incoming" => Ok(LinkDirection::Incoming),
+        "both" => Ok(LinkDirection::Both),
+        _ => Err(UsageError::usage(format!("--direction must be outgoing, incoming or both, not '{v}'."))),
+    }
 }
 
 /// A positive whole number.

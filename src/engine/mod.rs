@@ -9,12 +9,15 @@
 //! - Every failure carries an `ErrorCode` and one sentence saying what to do.
 //! - No absolute path appears in an error message (status fields report the index location).
 
+mod guides;
+mod links;
 mod mutate;
 mod search;
 
 use std::sync::{Arc, Mutex};
 
 pub use crate::indexer::ReindexOptions;
+pub use guides::{GUIDE_LIMIT, GUIDE_PAGE_LIMIT, GUIDES, Guide, close_names, guide_list, read_guides};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
 use crate::config::{Config, EmbeddingProvider, Loaded};
@@ -61,6 +64,8 @@ struct Core {
     /// The shared lexical reader: searches clone the `Arc` and rank without a lock; the service
     /// reloads it after each commit.
     reader: Mutex<Option<Arc<LexicalIndex>>>,
+    /// The last loaded link graph (`kb_links`), keyed by its file's size and time.
+    links: Mutex<Option<links::CachedLinks>>,
 }
 
 impl Core {
@@ -115,6 +120,7 @@ impl Engine {
             chunk_options,
             layout,
             reader: Mutex::new(None),
+            links: Mutex::new(None),
         });
         let embedding = config.embedding.is_enabled().then(|| config.embedding.clone());
         // The indexing client is made on the embedding thread at its first request, so opening

@@ -41,6 +41,18 @@ impl IndexLayout {
     pub fn snapshot_path(&self) -> PathBuf {
         self.dir.join("status.json")
     }
+    /// The link graph snapshot written after every commit (`docs/design/links.md`).
+    pub fn links_path(&self) -> PathBuf {
+        self.dir.join("links.json")
+    }
+    /// The generation `links.json` is valid for (written after every commit).
+    pub fn links_generation_path(&self) -> PathBuf {
+        self.dir.join("links.gen")
+    }
+    /// The generation recorded in `links.gen`, if any.
+    pub fn links_generation(&self) -> Option<u64> {
+        std::fs::read_to_string(self.links_generation_path()).ok()?.trim().parse().ok()
+    }
     /// Whether an index has been built here.
     pub fn exists(&self) -> bool {
         self.snapshot_path().is_file()

@@ -11,8 +11,11 @@
 //!   process dies, so a killed reindex never leaves a stale lock behind.
 //! - Idempotent: an unchanged workspace is a no-op (size + mtime fast path, then SHA-256).
 //! - Commit order is fixed: the store commits generation `g`, then the lexical index commits
-//!   `g`. On open a lexical index one generation behind is repaired by replaying the paths of
-//!   the store's last batch; any other mismatch rebuilds the lexical index from the store.
+//!   `g`, then the link graph snapshot (`links.json`, rewritten only when links changed, and
+//!   `links.gen`) is written for `g`. On open a lexical
+//!   index one generation behind is repaired by replaying the paths of the store's last batch;
+//!   any other mismatch rebuilds the lexical index from the store; a link snapshot of another
+//!   generation is rewritten from the store's link records.
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
 mod layout;
@@ -34,6 +37,7 @@ use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk, embedding_text_hash};
 use crate::config::EmbeddingConfig;
 use crate::error::{Error, ErrorCode, Result};
 use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter};
+use crate::links::{DocLinks, LINKS_VERSION, LinkGraph};
 use crate::markdown::Document;
 use crate::store::{Batch, ChunkRecord, DocumentRecord, ElementRecord, RECORD_VERSION, Store};
 use crate::text::rfc3339_utc;
@@ -82,6 +86,7 @@ pub fn lexical_manifest(opts: &ChunkOptions) -> BTreeMap<String, String> {
         ("chunking_max_chunk_bytes".to_owned(), opts.max_chunk_bytes.to_string()),
         ("chunking_max_elements".to_owned(), opts.max_elements.to_string()),
         ("chunking_include_front_matter".to_owned(), opts.include_front_matter.to_string()),
+        ("links_version".to_owned(), LINKS_VERSION.to_owned()),
     ])
 }
 
@@ -125,6 +130,8 @@ pub struct Indexer {
     generation: u64,
     layout: IndexLayout,
     vectors: Option<VectorSync>,
+    /// The link graph as last written to `links.json` (loaded from the store on first need).
+    links: Option<LinkGraph>,
     _lock: WriterLock,
 }
 
@@ -159,6 +166,7 @@ impl Indexer {
             generation,
             layout: layout.clone(),
             vectors,
+            links: None,
             _lock: lock,
         };
         indexer.repair()?;
@@ -173,6 +181,12 @@ impl Indexer {
     fn repair(&mut self) -> Result<()> {
         let lexical_generation = self.lexical.generation().unwrap_or(0);
         if lexical_generation == self.generation {
+            if self.layout.links_generation() != Some(self.generation) || !self.layout.links_path().is_file()
+            {
+                tracing::warn!("the link graph snapshot is missing or behind; rewriting it from the store");
+                self.links = None;
+                self.write_links(&[])?;
+            }
             return Ok(());
         }
         let paths: Vec<String> = if lexical_generation + 1 == self.generation {
@@ -198,15 +212,58 @@ impl Indexer {
             }
         }
         self.writer.commit(self.generation)?;
+        self.links = None;
+        self.write_links(&[])?;
         self.write_snapshot()
     }
 
     fn commit(&mut self, batch: Batch) -> Result<()> {
         let generation = self.generation + 1;
-        batch.commit(generation)?;
+        let touched = batch.commit(generation)?;
         self.writer.commit(generation)?;
         self.generation = generation;
+        self.write_links(&touched)?;
         self.write_snapshot()
+    }
+
+    /// Brings the link graph snapshot to the current generation: the `touched` documents are
+    /// re-read from the store (the whole graph when it is not loaded yet). `links.json` is
+    /// rewritten only when a document's links or anchors changed; `links.gen` always records the
+    /// generation the snapshot is valid for, so an unchanged graph costs one tiny write and a
+    /// crash before the snapshot was written is still detected on open.
+    fn write_links(&mut self, touched: &[String]) -> Result<()> {
+        let (graph, changed) = match self.links.as_mut() {
+            Some(graph) => {
+                let mut changed = false;
+                for path in touched {
+                    let new = self.store.links(path)?.map(|b| decode_links(&b)).transpose()?;
+                    if graph.docs.get(path) != new.as_ref() {
+                        changed = true;
+                        match new {
+                            Some(links) => graph.docs.insert(path.clone(), links),
+                            None => graph.docs.remove(path),
+                        };
+                    }
+                }
+                (graph, changed)
+            }
+            None => {
+                let mut graph = LinkGraph::new(self.generation);
+                for (path, bytes) in self.store.all_links()? {
+                    graph.docs.insert(path, decode_links(&bytes)?);
+                }
+                (self.links.insert(graph), true)
+            }
+        };
+        if changed {
+            graph.generation = self.generation;
+            graph.write(&self.layout.links_path())?;
+        }
+        crate::workspace::write_file_atomic(
+            &self.layout.links_generation_path(),
+            self.generation.to_string().as_bytes(),
+            "the link graph generation",
+        )
     }
 
     /// Writes `status.json`: what status readers in any process show without opening the store.
@@ -489,6 +546,10 @@ impl Indexer {
             chunk_ids: ids.collect(),
         };
         batch.put_document(path, &record, &elements, &records)?;
+        let links = crate::links::extract(&source.text, &doc);
+        let bytes = serde_json::to_vec(&links)
+            .map_err(|e| Error::internal(format!("could not encode the links of '{path}': {e}")))?;
+        batch.put_links(path, &bytes)?;
         self.writer.delete_path(path);
         for (id, c) in &records {
             self.writer.add(&lexical_doc(*id, c, &source.source_hash))?;
@@ -501,6 +562,14 @@ enum FileOutcome {
     Skipped,
     Indexed(u64),
     Failed(String),
+}
+
+fn decode_links(bytes: &[u8]) -> Result<DocLinks> {
+    serde_json::from_slice(bytes).map_err(|e| {
+        Error::internal(format!(
+            "a stored link record cannot be read ({e}); run kb_reindex with force=true to rebuild the index."
+        ))
+    })
 }
 
 fn lexical_doc(id: u64, c: &ChunkRecord, source_hash: &str) -> LexicalDoc {

@@ -25,6 +25,47 @@ fn search_paths(layout: &IndexLayout, q: &str) -> Vec<String> {
     index.search(q, 10, None).unwrap().into_iter().map(|h| h.path).collect()
 }
 
+fn link_graph(layout: &IndexLayout) -> LinkGraph {
+    LinkGraph::read(&layout.links_path()).unwrap()
+}
+
+#[test]
+fn the_link_graph_follows_commits_moves_and_crashes() {
+    let (dir, ws, layout) = workspace(&[("a.md", "# A\n\n[b](b.md)\n"), ("b.md", "# B\n\n[a](a.md#a)\n")]);
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    let g = link_graph(&layout);
+    assert_eq!(g.generation, ix.store().generation().unwrap());
+    assert_eq!(g.docs.keys().collect::<Vec<_>>(), ["a.md", "b.md"]);
+    assert_eq!(g.docs["a.md"].links[0].raw, "b.md");
+    assert_eq!(LinkGraph::read_generation(&layout.links_path()), Some(g.generation));
+    // A move: both paths are reconciled; the graph drops the old path and adds the new one.
+    std::fs::rename(dir.path().join("b.md"), dir.path().join("c.md")).unwrap();
+    ix.reconcile(&[RelPath::new("b.md").unwrap(), RelPath::new("c.md").unwrap()]).unwrap();
+    let g = link_graph(&layout);
+    assert_eq!(g.docs.keys().collect::<Vec<_>>(), ["a.md", "c.md"]);
+    // An edit of one file updates only its record.
+    std::fs::write(dir.path().join("a.md"), "# A\n\n[c](c.md)\n").unwrap();
+    ix.reconcile(&[RelPath::new("a.md").unwrap()]).unwrap();
+    assert_eq!(link_graph(&layout).docs["a.md"].links[0].raw, "c.md");
+    let generation = ix.store().generation().unwrap();
+    assert_eq!((link_graph(&layout).generation, layout.links_generation()), (generation, Some(generation)));
+    // An edit that changes no link or anchor leaves links.json alone; links.gen moves on.
+    std::fs::write(dir.path().join("a.md"), "# A\n\n[c](c.md)\n\nA new paragraph.\n").unwrap();
+    ix.reconcile(&[RelPath::new("a.md").unwrap()]).unwrap();
+    assert_eq!(link_graph(&layout).generation, generation);
+    let generation = ix.store().generation().unwrap();
+    assert_eq!(layout.links_generation(), Some(generation));
+    drop(ix);
+    // A crash before the snapshot was written: the next writer rewrites it from the store.
+    std::fs::remove_file(layout.links_path()).unwrap();
+    drop(Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap());
+    let g = link_graph(&layout);
+    assert_eq!((g.generation, g.docs.len()), (generation, 2));
+    assert_eq!(layout.links_generation(), Some(generation));
+    assert_eq!(g.docs["c.md"].links[0].raw, "a.md#a");
+}
+
 #[test]
 fn an_interrupted_commit_is_replayed_on_open() {
     let (_dir, ws, layout) = workspace(&[("a.md", "# 見出し\n\n京都の話。\n")]);

@@ -15,6 +15,7 @@
 //!   spans had to be adapted to Markdig's.
 //! - No I/O here: reading files is `workspace`'s job.
 
+mod links;
 mod outline;
 mod parse;
 mod pointer;
@@ -23,6 +24,7 @@ mod read;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
+pub use links::{LinkScan, RawLink, RawLinkKind, ScannedHeading, scan_links};
 pub use outline::{OutlineNode, outline};
 pub(crate) use parse::{is_inline_tag, is_inline_tag_end};
 pub use pointer::{Anchor, FINGERPRINT_MESSAGE, LogicalPointer};

@@ -29,13 +29,20 @@ pub use tools::{tool_catalog, tool_catalog_for, tool_list_markdown, tool_names};
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 
-/// What the server tells an agent at `initialize`.
-pub const INSTRUCTIONS: &str = "Search and edit this project's Markdown (Japanese-aware).\n\
+/// What the server tells an agent at `initialize`, before the guide list.
+const INSTRUCTIONS_HEAD: &str = "Search and edit this project's Markdown (Japanese-aware).\n\
 1. kb_search finds chunks by words (Japanese, English, code identifiers; \"quoted phrases\"). Each hit has a readHint.\n\
 2. kb_read reads the current source from a pointer; kb_outline lists headings. Pointers look like 1.2.p3~<selfHash>~<subtreeHash>: \
 pass them back unchanged. Reads never need the index.\n\
-3. kb_list_files lists Markdown and asset files. kb_status shows the index; kb_reindex rebuilds it in the background.\n\
-Errors are {\"code\",\"message\"}; CONFLICT means the file changed: read again and retry.";
+3. kb_patch edits by those anchors (all operations or none); kb_links shows what links to a file and which links are broken.\n\
+4. kb_list_files lists Markdown and asset files. kb_status shows the index; kb_reindex rebuilds it in the background.\n\
+Errors are {\"code\",\"message\"}; CONFLICT means the file changed: read again and retry.\n\n";
+
+/// The `initialize` instructions: how to work (search → read → patch with anchors), then the
+/// guide list of `catalog.md` §6.7.5.
+pub fn instructions() -> String {
+    format!("{INSTRUCTIONS_HEAD}{}", crate::engine::guide_list())
+}
 
 /// The tool handler shared by all sessions.
 #[derive(Clone)]
@@ -100,11 +107,17 @@ fn success(value: Value) -> CallToolResult {
     result
 }
 
+/// A [`crate::wire::TextBlocks`] result: one text block per string, no structured content.
+fn text_blocks(value: &Value) -> CallToolResult {
+    let blocks = value["blocks"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    CallToolResult::success(blocks.map(|b| ContentBlock::text(b.to_owned())).collect())
+}
+
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("local-vector-search-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions())
     }
 
     async fn list_tools(
@@ -129,8 +142,10 @@ impl ServerHandler for Server {
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let server = self.clone();
+        let text = tools::answers_with_text(&name);
         let outcome = tokio::task::spawn_blocking(move || tools::dispatch(&server.engine, &name, args)).await;
         let result = match outcome {
+            Ok(Ok(value)) if text => text_blocks(&value),
             Ok(Ok(value)) => success(value),
             Ok(Err(err)) => error_result(&err),
             Err(join) => {
@@ -144,3 +159,6 @@ impl ServerHandler for Server {
         Ok(CallToolResponse::Complete(result))
     }
 }
+
+#[cfg(test)]
+mod tests;

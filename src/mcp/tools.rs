@@ -23,10 +23,10 @@ use crate::config::{ToolGroup, ToolsConfig};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::wire::{
-    CreateRequest, DeleteRequest, ListFilesRequest, ListFilesResponse, MarkdownSlice, MoveRequest,
-    MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest, ReindexRequest,
-    ReindexStartResponse, SearchRequest, SearchResponse, StatusRequest, StatusResponse, TableEditRequest,
-    TableEditResponse,
+    CreateRequest, DeleteRequest, LinksRequest, LinksResponse, ListFilesRequest, ListFilesResponse,
+    MarkdownSlice, MoveRequest, MutationResponse, OutlineRequest, OutlineResponse, PatchRequest,
+    ReadGuideRequest, ReadRequest, ReindexRequest, ReindexStartResponse, SearchRequest, SearchResponse,
+    StatusRequest, StatusResponse, TableEditRequest, TableEditResponse, TextBlocks,
 };
 
 /// Largest argument object accepted (bytes of JSON).
@@ -90,6 +90,8 @@ pub(super) struct ToolEntry {
     description: &'static str,
     input_schema: Value,
     output_schema: Value,
+    /// The result is [`TextBlocks`]: plain text blocks, no `outputSchema`, no structured content.
+    text_blocks: bool,
     call: Call,
 }
 
@@ -112,6 +114,7 @@ where
             description,
             input_schema,
             output_schema: schema::output::<Resp>(),
+            text_blocks: std::any::TypeId::of::<Resp>() == std::any::TypeId::of::<TextBlocks>(),
             call: Box::new(move |cx, args| {
                 let request: Req = decode(name, arguments, args)?;
                 to_value(&handler(cx, &request)?)
@@ -154,6 +157,21 @@ anchor is CONFLICT. Rows by rowIndex or where {column|columnIndex, equals}; colu
 are literal text by default (escaped for you); valueFormat \"markdown\" writes inline Markdown verbatim. Cells cannot hold \
 line breaks. Returns the table's new pointer for the next edit. Needs knowledgeBase.allowWrites.",
             handler: |cx, r| cx.engine.edit_table(r),
+        }
+        .entry(),
+        Tool::<LinksRequest, LinksResponse> {
+            name: "kb_links",
+            group: ToolGroup::Read,
+            arguments: Arguments::Wrapped,
+            hints: Hints::READ_ONLY,
+            description: "Lists Markdown links from the index: direction outgoing (links written in path), incoming (links to \
+path: \"what links here?\") or both (default), following them up to depth 1-5 files away without revisiting a file. Inline, \
+reference-style, autolink and image links count; x.html resolves to a sibling x.md (mdBook). Each edge has from, fromAnchor \
+(the v2 anchor of the element holding the link: kb_patch it to repair), to, toFragment, kind, broken and reason \
+(missing_file, missing_anchor, outside_root, invalid_path), raw and line. Omit path with brokenOnly=true for the whole \
+project's broken links, paged with limit and nextCursor. External URLs only with includeExternal (never fetched). After \
+kb_move, links to the old path show up broken until you patch them.",
+            handler: |cx, r| cx.engine.links(r),
         }
         .entry(),
         Tool::<ListFilesRequest, ListFilesResponse> {
@@ -220,6 +238,16 @@ a block quote is one opaque qN; GFM tables are tN and addressing a table also re
             handler: |cx, r| cx.engine.read(r),
         }
         .entry(),
+        Tool::<ReadGuideRequest, TextBlocks> {
+            name: "kb_read_guide",
+            group: ToolGroup::Read,
+            arguments: Arguments::Flat,
+            hints: Hints::READ_ONLY,
+            description: "Read usage guides of this server by name (names are listed in the server instructions), e.g. \
+{\"names\": [\"pointers\", \"patching\"]}.",
+            handler: |cx, r| cx.engine.read_guide(r),
+        }
+        .entry(),
         Tool::<ReindexRequest, ReindexStartResponse> {
             name: "kb_reindex",
             group: ToolGroup::Read,
@@ -272,9 +300,11 @@ impl ToolEntry {
             .destructive(h.destructive)
             .idempotent(h.idempotent)
             .open_world(h.open_world);
-        McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema))
-            .with_raw_output_schema(object(&self.output_schema))
-            .with_annotations(annotations)
+        let tool =
+            McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema));
+        let tool =
+            if self.text_blocks { tool } else { tool.with_raw_output_schema(object(&self.output_schema)) };
+        tool.with_annotations(annotations)
     }
 }
 
@@ -357,6 +387,11 @@ fn deserialize<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
 
 fn to_value<T: Serialize>(v: &T) -> Result<Value> {
     serde_json::to_value(v).map_err(|e| Error::internal(format!("could not encode the result: {e}")))
+}
+
+/// Whether `name` answers with plain text blocks ([`TextBlocks`]) instead of structured content.
+pub(super) fn answers_with_text(name: &str) -> bool {
+    TABLE.iter().any(|t| t.name == name && t.text_blocks)
 }
 
 /// Runs one tool call (on a blocking thread).

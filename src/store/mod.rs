@@ -1,4 +1,4 @@
-//! The index's bookkeeping store (redb): documents, elements, chunks, manifest, generation.
+//! The index's bookkeeping store (redb): documents, elements, chunks, links, manifest, generation.
 //!
 //! The store is the source of truth for *what is indexed*: which revision (SHA-256) of each file,
 //! its chunk ids and their embedding-text hashes, and the manifest that decides whether the index
@@ -22,7 +22,7 @@ use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, Tab
 
 pub use records::{ChunkRecord, DocumentRecord, ElementRecord, RECORD_VERSION};
 use records::{decode, encode};
-use tables::{CHUNKS, DOCUMENTS, ELEMENTS, LAST_BATCH, MANIFEST, META, VECTOR_MANIFEST, VECTORS};
+use tables::{CHUNKS, DOCUMENTS, ELEMENTS, LAST_BATCH, LINKS, MANIFEST, META, VECTOR_MANIFEST, VECTORS};
 
 use crate::error::{Error, Result};
 
@@ -58,6 +58,7 @@ impl Store {
             txn.open_table(LAST_BATCH).map_err(db_err)?;
             txn.open_table(VECTORS).map_err(db_err)?;
             txn.open_table(VECTOR_MANIFEST).map_err(db_err)?;
+            txn.open_table(LINKS).map_err(db_err)?;
         }
         txn.commit().map_err(db_err)?;
         Ok(store)
@@ -128,6 +129,25 @@ impl Store {
         let d = txn.open_table(DOCUMENTS).map_err(db_err)?.len().map_err(db_err)?;
         let c = txn.open_table(CHUNKS).map_err(db_err)?.len().map_err(db_err)?;
         Ok((d, c))
+    }
+
+    /// Every document's stored links (opaque bytes of the `links` module), by path.
+    pub fn all_links(&self) -> Result<Vec<(String, Vec<u8>)>> {
+        let txn = self.db.begin_read().map_err(db_err)?;
+        let t = txn.open_table(LINKS).map_err(db_err)?;
+        let mut out = Vec::new();
+        for row in t.iter().map_err(db_err)? {
+            let (k, v) = row.map_err(db_err)?;
+            out.push((k.value().to_owned(), v.value().to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// One document's stored links.
+    pub fn links(&self, path: &str) -> Result<Option<Vec<u8>>> {
+        let txn = self.db.begin_read().map_err(db_err)?;
+        let t = txn.open_table(LINKS).map_err(db_err)?;
+        Ok(t.get(path).map_err(db_err)?.map(|v| v.value().to_vec()))
     }
 
     /// Paths written by the last batch.
@@ -217,7 +237,7 @@ impl Batch {
                 .collect::<Result<_, _>>()
                 .map_err(db_err)?
         };
-        for table in [DOCUMENTS, ELEMENTS] {
+        for table in [DOCUMENTS, ELEMENTS, LINKS] {
             self.txn.open_table(table).map_err(db_err)?.retain(|_, _| false).map_err(db_err)?;
         }
         self.txn.open_table(CHUNKS).map_err(db_err)?.retain(|_, _| false).map_err(db_err)?;
@@ -253,6 +273,7 @@ impl Batch {
             removed.map(|v| decode(v.value())).transpose()?
         };
         self.txn.open_table(ELEMENTS).map_err(db_err)?.remove(path).map_err(db_err)?;
+        self.txn.open_table(LINKS).map_err(db_err)?.remove(path).map_err(db_err)?;
         let ids = old.map(|d| d.chunk_ids).unwrap_or_default();
         let mut chunks = self.txn.open_table(CHUNKS).map_err(db_err)?;
         for id in &ids {
@@ -288,6 +309,12 @@ impl Batch {
         Ok(removed)
     }
 
+    /// Stores a document's links (after [`Batch::put_document`], which clears them).
+    pub fn put_links(&mut self, path: &str, links: &[u8]) -> Result<()> {
+        self.txn.open_table(LINKS).map_err(db_err)?.insert(path, links).map_err(db_err)?;
+        Ok(())
+    }
+
     /// Rewrites a document's record only (same revision, new file metadata).
     pub fn touch_document(&mut self, path: &str, record: &DocumentRecord) -> Result<()> {
         let mut t = self.txn.open_table(DOCUMENTS).map_err(db_err)?;
@@ -295,8 +322,9 @@ impl Batch {
         Ok(())
     }
 
-    /// Commits with generation `generation`, recording the touched paths for repair.
-    pub fn commit(self, generation: u64) -> Result<()> {
+    /// Commits with generation `generation`, recording the touched paths for repair; returns
+    /// them (documents written, deleted or reset).
+    pub fn commit(self, generation: u64) -> Result<Vec<String>> {
         {
             let mut meta = self.txn.open_table(META).map_err(db_err)?;
             meta.insert("generation", generation).map_err(db_err)?;
@@ -306,7 +334,8 @@ impl Batch {
                 last.insert(p.as_str(), generation).map_err(db_err)?;
             }
         }
-        self.txn.commit().map_err(db_err)
+        self.txn.commit().map_err(db_err)?;
+        Ok(self.touched)
     }
 }
 

@@ -4,6 +4,7 @@ mod cli;
 mod corpus;
 #[path = "../fake_embed/mod.rs"]
 mod fake_embed;
+mod links;
 mod mcp;
 mod rpc;
 mod schema;

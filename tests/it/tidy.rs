@@ -22,6 +22,7 @@ const LAYERS: &[(&str, &str, May)] = &[
     ("L1", "edit", Only(&["markdown", "text", "error", "wire", "table"])),
     ("L1", "table", Only(&["markdown", "text", "error", "wire"])),
     ("L1", "config", Only(&["workspace", "error", "wire"])),
+    ("L1", "links", Only(&["markdown", "workspace", "text", "error"])),
     ("L2", "store", Only(&["chunk", "workspace", "text", "error"])),
     ("L2", "lexical", Only(&["chunk", "workspace", "text", "error"])),
     // `workspace` for the atomic replacement of the vector file (`workspace::replace_file_atomic`).
