@@ -206,7 +206,12 @@ impl Downloader {
     }
 
     /// Reads the body into `out` with the byte cap, hashing it and keeping the prefix.
-    fn stream(&self, mut response: reqwest::blocking::Response, out: &mut dyn Write, deadline: Instant) -> Result<Downloaded> {
+    fn stream(
+        &self,
+        mut response: reqwest::blocking::Response,
+        out: &mut dyn Write,
+        deadline: Instant,
+    ) -> Result<Downloaded> {
         let mut buf = vec![0u8; 64 * 1024];
         let mut hasher = Sha256Stream::default();
         let mut prefix = Vec::with_capacity(SIGNATURE_BYTES);
@@ -292,7 +297,8 @@ enum Host<'a> {
 }
 
 fn host_of(url: &Url) -> Result<Host<'_>> {
-    let host = url.host_str().filter(|h| !h.is_empty()).ok_or_else(|| Error::invalid_argument(MSG_NOT_HTTPS))?;
+    let host =
+        url.host_str().filter(|h| !h.is_empty()).ok_or_else(|| Error::invalid_argument(MSG_NOT_HTTPS))?;
     let literal = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
     Ok(match literal.parse::<IpAddr>() {
         Ok(ip) => Host::Ip(ip),
@@ -364,7 +370,9 @@ fn transport_error(err: &reqwest::Error) -> Error {
 
 /// Maps a body read error to a fixed message.
 fn read_error(err: &std::io::Error) -> Error {
-    if err.kind() == std::io::ErrorKind::TimedOut || chain_has_timeout(err) {
+    // `io::Error::source` skips the wrapped error itself: start the walk at `get_ref`.
+    let wrapped = err.get_ref().is_some_and(|inner| chain_has_timeout(inner));
+    if err.kind() == std::io::ErrorKind::TimedOut || wrapped {
         Error::invalid_argument(MSG_TIMEOUT)
     } else {
         Error::invalid_argument(MSG_NETWORK)

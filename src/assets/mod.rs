@@ -132,7 +132,10 @@ pub fn is_portable_basename(name: &str) -> bool {
     if name.trim().is_empty() || name == "." || name == ".." || name.ends_with([' ', '.']) {
         return false;
     }
-    if name.chars().any(|c| c.is_control() || matches!(c, '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*')) {
+    if name
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*'))
+    {
         return false;
     }
     let stem = name.split('.').next().unwrap_or(name).trim_end();

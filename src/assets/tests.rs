@@ -13,26 +13,77 @@ fn every_unsafe_range_is_refused_and_public_addresses_pass() {
     let refused = [
         // IPv4: this network / unspecified, private, loopback, CGNAT, link-local, benchmarking,
         // documentation, IETF, multicast, reserved, broadcast.
-        "0.0.0.0", "0.1.2.3", "10.0.0.1", "10.255.255.255", "127.0.0.1", "127.1.2.3", "100.64.0.1",
-        "100.127.255.254", "169.254.169.254", "172.16.0.1", "172.31.255.255", "192.168.0.1", "192.168.255.255",
-        "198.18.0.1", "198.19.255.255", "192.0.0.8", "192.0.2.1", "198.51.100.7", "203.0.113.9", "224.0.0.1",
-        "239.255.255.250", "240.0.0.1", "255.255.255.255",
+        "0.0.0.0",
+        "0.1.2.3",
+        "10.0.0.1",
+        "10.255.255.255",
+        "127.0.0.1",
+        "127.1.2.3",
+        "100.64.0.1",
+        "100.127.255.254",
+        "169.254.169.254",
+        "172.16.0.1",
+        "172.31.255.255",
+        "192.168.0.1",
+        "192.168.255.255",
+        "198.18.0.1",
+        "198.19.255.255",
+        "192.0.0.8",
+        "192.0.2.1",
+        "198.51.100.7",
+        "203.0.113.9",
+        "224.0.0.1",
+        "239.255.255.250",
+        "240.0.0.1",
+        "255.255.255.255",
         // IPv6: unspecified, loopback, IPv4-compatible, link-local, site-local, ULA, multicast,
         // documentation, discard.
-        "::", "::1", "::127.0.0.1", "fe80::1", "febf::1", "fec0::1", "fc00::1", "fd12:3456::1", "ff02::1",
-        "ff0e::1", "2001:db8::1", "100::1",
+        "::",
+        "::1",
+        "::127.0.0.1",
+        "fe80::1",
+        "febf::1",
+        "fec0::1",
+        "fc00::1",
+        "fd12:3456::1",
+        "ff02::1",
+        "ff0e::1",
+        "2001:db8::1",
+        "100::1",
         // IPv4-mapped, NAT64 and 6to4 forms of unsafe IPv4 addresses.
-        "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "::ffff:100.64.0.1", "::ffff:0.0.0.0",
-        "::ffff:224.0.0.1", "64:ff9b::a00:1", "64:ff9b::7f00:1", "2002:c0a8:0101::1", "2002:7f00:1::1",
+        "::ffff:127.0.0.1",
+        "::ffff:10.0.0.1",
+        "::ffff:169.254.169.254",
+        "::ffff:100.64.0.1",
+        "::ffff:0.0.0.0",
+        "::ffff:224.0.0.1",
+        "64:ff9b::a00:1",
+        "64:ff9b::7f00:1",
+        "2002:c0a8:0101::1",
+        "2002:7f00:1::1",
     ];
     for ip in refused {
         let addr: IpAddr = ip.parse().unwrap();
         assert!(!is_public(addr), "{ip} must be refused");
     }
     let allowed = [
-        "1.1.1.1", "8.8.8.8", "93.184.216.34", "100.63.255.255", "100.128.0.1", "172.15.255.255", "172.32.0.1",
-        "169.253.1.1", "192.167.1.1", "198.17.255.255", "198.20.0.1", "223.255.255.254", "2606:4700::1111",
-        "2a00:1450:4001::1", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:0808:0808::1",
+        "1.1.1.1",
+        "8.8.8.8",
+        "93.184.216.34",
+        "100.63.255.255",
+        "100.128.0.1",
+        "172.15.255.255",
+        "172.32.0.1",
+        "169.253.1.1",
+        "192.167.1.1",
+        "198.17.255.255",
+        "198.20.0.1",
+        "223.255.255.254",
+        "2606:4700::1111",
+        "2a00:1450:4001::1",
+        "::ffff:8.8.8.8",
+        "64:ff9b::808:808",
+        "2002:0808:0808::1",
     ];
     for ip in allowed {
         let addr: IpAddr = ip.parse().unwrap();
@@ -100,20 +151,29 @@ fn declared_mime_only_refuses_a_disagreeing_image_type() {
 
 #[test]
 fn file_names_follow_the_portable_basename_rules() {
-    let name = |explicit: Option<&str>, hint: Option<&str>, f| choose_file_name(explicit, hint, f, "20261201-120000", "0123456789ab");
+    let name = |explicit: Option<&str>, hint: Option<&str>, f| {
+        choose_file_name(explicit, hint, f, "20261201-120000", "0123456789ab")
+    };
     use ImageFormat::*;
     assert_eq!(name(Some("cover"), None, Png).unwrap(), "cover.png");
     assert_eq!(name(Some("обложка"), None, Png).unwrap(), "обложка.png");
     assert_eq!(name(Some("cover.PNG"), None, Png).unwrap(), "cover.PNG");
     assert_eq!(name(Some("photo.jpeg"), None, Jpeg).unwrap(), "photo.jpeg");
-    for bad in ["CON.jpg", "con", "../a.png", "a/b.png", "a\\b.png", "cover.", "cover ", " ", ".", "..", "a:b.png", "a*b.png"] {
+    for bad in [
+        "CON.jpg", "con", "../a.png", "a/b.png", "a\\b.png", "cover.", "cover ", " ", ".", "..", "a:b.png",
+        "a*b.png",
+    ] {
         let err = name(Some(bad), None, Png).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidArgument, "{bad}");
         assert!(err.message.contains("is not a portable file name"), "{bad}: {}", err.message);
     }
     let err = name(Some("x.txt"), None, Png).unwrap_err();
     assert_eq!(err.code, ErrorCode::UnsupportedFormat);
-    assert!(err.message.starts_with("fileName extension does not match the image signature"), "{}", err.message);
+    assert!(
+        err.message.starts_with("fileName extension does not match the image signature"),
+        "{}",
+        err.message
+    );
     assert_eq!(name(Some("x.jpg"), None, Png).unwrap_err().code, ErrorCode::UnsupportedFormat);
     // The upload's name is only a hint: its stem is kept, the extension forced.
     assert_eq!(name(None, Some("../folder/cover.jpg"), Png).unwrap(), "cover.png");
@@ -128,7 +188,10 @@ fn file_names_follow_the_portable_basename_rules() {
 #[test]
 fn markdown_snippets_escape_alt_text_and_wrap_odd_destinations() {
     assert_eq!(markdown_snippet(None, "images/cover.png"), "![](images/cover.png)");
-    assert_eq!(markdown_snippet(Some("A [b]\\\nC"), "images/my image.png"), "![A \\[b\\]\\\\ C](<images/my image.png>)");
+    assert_eq!(
+        markdown_snippet(Some("A [b]\\\nC"), "images/my image.png"),
+        "![A \\[b\\]\\\\ C](<images/my image.png>)"
+    );
     assert_eq!(markdown_snippet(Some("x\r\ny"), "a(1).png"), "![x  y](<a(1).png>)");
 }
 

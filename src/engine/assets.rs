@@ -16,8 +16,9 @@ use crate::assets::{
 use crate::error::{Error, ErrorCode, Result};
 use crate::text::{Sha256Stream, rfc3339_utc};
 use crate::wire::{
-    AssetFileInfo, AssetPathRequest, BinaryKind, BinaryReply, DeleteImageResponse, ImageItem, ListImagesRequest,
-    ListImagesResponse, MoveImageRequest, MoveImageResponse, SaveImageRequest, SaveImageResponse,
+    AssetFileInfo, AssetPathRequest, BinaryKind, BinaryReply, DeleteImageResponse, ImageItem,
+    ListImagesRequest, ListImagesResponse, MoveImageRequest, MoveImageResponse, SaveImageRequest,
+    SaveImageResponse,
 };
 use crate::workspace::{PathContext, RelPath, compare_paths};
 
@@ -46,14 +47,16 @@ impl Engine {
     }
 
     /// `kb_save_image` with a given downloader (tests use a local HTTPS server).
-    pub fn save_image_with(&self, req: &SaveImageRequest, downloader: &Downloader) -> Result<SaveImageResponse> {
+    pub fn save_image_with(
+        &self,
+        req: &SaveImageRequest,
+        downloader: &Downloader,
+    ) -> Result<SaveImageResponse> {
         self.require_asset_writes()?;
-        let url = req
-            .file
-            .download_url
-            .as_deref()
-            .filter(|u| !u.trim().is_empty())
-            .ok_or_else(|| Error::invalid_argument("The file parameter does not contain download_url."))?;
+        let url =
+            req.file.download_url.as_deref().filter(|u| !u.trim().is_empty()).ok_or_else(|| {
+                Error::invalid_argument("The file parameter does not contain download_url.")
+            })?;
         if req.file.file_id.as_deref().is_none_or(|id| id.trim().is_empty()) {
             return Err(Error::invalid_argument("The file parameter does not contain file_id."));
         }
@@ -152,7 +155,10 @@ impl Engine {
             Ok(files) => files,
             Err(e) if e.code == ErrorCode::NotFound => Vec::new(),
             Err(e) if e.code == ErrorCode::PermissionDenied => {
-                return Err(Error::new(ErrorCode::PermissionDenied, "Image directory could not be enumerated."));
+                return Err(Error::new(
+                    ErrorCode::PermissionDenied,
+                    "Image directory could not be enumerated.",
+                ));
             }
             Err(e) => return Err(e),
         };
@@ -160,7 +166,9 @@ impl Engine {
             .into_iter()
             .filter_map(|f| ImageFormat::from_file_name(f.path.file_name()).map(|format| (f, format)))
             .filter(|(f, _)| {
-                after.as_deref().is_none_or(|a| compare_paths(f.path.as_str(), a) == std::cmp::Ordering::Greater)
+                after
+                    .as_deref()
+                    .is_none_or(|a| compare_paths(f.path.as_str(), a) == std::cmp::Ordering::Greater)
             })
             .peekable();
         let mut page = Vec::new();
@@ -224,7 +232,9 @@ impl Engine {
         let from = ws.rel_path(&req.source_path, PathContext::Image)?;
         let to = ws.rel_path(&req.target_path, PathContext::Image)?;
         if from == to {
-            return Err(Error::invalid_argument("sourcePath and targetPath name the same file; choose another targetPath."));
+            return Err(Error::invalid_argument(
+                "sourcePath and targetPath name the same file; choose another targetPath.",
+            ));
         }
         self.existing_image(&from)?;
         if ws.file_metadata(&to)?.is_some() {
@@ -246,10 +256,18 @@ impl Engine {
             let _lock = self.mutation_lock()?;
             ws.rename_new(&from, &to, |file| {
                 let (_, again) = hash_capped(file, &from, "Image")?;
-                if again == sha256 { Ok(()) } else { Err(Error::new(ErrorCode::Conflict, "Image changed during move.")) }
+                if again == sha256 {
+                    Ok(())
+                } else {
+                    Err(Error::new(ErrorCode::Conflict, "Image changed during move."))
+                }
             })?;
         }
-        Ok(MoveImageResponse { previous_path: from.as_str().to_owned(), path: to.as_str().to_owned(), sha256 })
+        Ok(MoveImageResponse {
+            previous_path: from.as_str().to_owned(),
+            path: to.as_str().to_owned(),
+            sha256,
+        })
     }
 
     /// `kb_download_file`: any regular file under the root up to 25 MiB, as an embedded binary
@@ -297,7 +315,9 @@ impl Engine {
             return Err(too_large(path, what));
         }
         let mut bytes = Vec::with_capacity(meta.len() as usize);
-        file.take(MAX_ASSET_BYTES + 1).read_to_end(&mut bytes).map_err(|e| Error::io(&format!("'{path}'"), &e))?;
+        file.take(MAX_ASSET_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(&format!("'{path}'"), &e))?;
         if bytes.len() as u64 > MAX_ASSET_BYTES {
             return Err(too_large(path, what));
         }
@@ -326,7 +346,9 @@ fn check_signature(path: &RelPath, bytes: &[u8], formats: &[ImageFormat]) -> Res
             ErrorCode::UnsupportedFormat,
             format!("Image '{path}' extension does not match its detected {} format.", detected.mime()),
         )),
-        None => Err(Error::new(ErrorCode::UnsupportedFormat, format!("Image '{path}' is not a supported image."))),
+        None => {
+            Err(Error::new(ErrorCode::UnsupportedFormat, format!("Image '{path}' is not a supported image.")))
+        }
     }
 }
 
@@ -351,12 +373,18 @@ fn hash_capped(file: std::fs::File, path: &RelPath, what: &str) -> Result<(u64, 
 }
 
 fn too_large(path: &RelPath, what: &str) -> Error {
-    Error::invalid_argument(format!("{what} '{path}' is larger than the {MAX_ASSET_BYTES}-byte (25 MiB) limit."))
+    Error::invalid_argument(format!(
+        "{what} '{path}' is larger than the {MAX_ASSET_BYTES}-byte (25 MiB) limit."
+    ))
 }
 
 /// A `NOT_FOUND` from the workspace, reworded for images.
 fn image_missing(path: &RelPath, e: Error) -> Error {
-    if e.code == ErrorCode::NotFound { Error::not_found(format!("Image '{path}' does not exist.")) } else { e }
+    if e.code == ErrorCode::NotFound {
+        Error::not_found(format!("Image '{path}' does not exist."))
+    } else {
+        e
+    }
 }
 
 /// `yyyyMMdd-HHmmss` (UTC) for generated names.

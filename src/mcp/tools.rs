@@ -403,8 +403,9 @@ impl ToolEntry {
             .destructive(h.destructive)
             .idempotent(h.idempotent)
             .open_world(h.open_world);
-        let mut tool = McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema))
-            .with_annotations(annotations);
+        let mut tool =
+            McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema))
+                .with_annotations(annotations);
         if !self.binary {
             tool = tool.with_raw_output_schema(object(&self.output_schema));
         }

@@ -86,7 +86,8 @@ impl Workspace {
             Ok((temp, file)) => Ok(Staged { temp: Some(temp), file: Some(file), dir: dir.cloned(), created }),
             Err(e) => Err(cleanup(
                 &created,
-                Error::new(ErrorCode::PermissionDenied, "The temporary image could not be written.").with_source(e),
+                Error::new(ErrorCode::PermissionDenied, "The temporary image could not be written.")
+                    .with_source(e),
             )),
         }
     }
@@ -102,10 +103,12 @@ impl Workspace {
             let synced = file.sync_all();
             drop(file);
             synced.map_err(|e| {
-                Error::new(ErrorCode::PermissionDenied, "The temporary image could not be written.").with_source(e)
+                Error::new(ErrorCode::PermissionDenied, "The temporary image could not be written.")
+                    .with_source(e)
             })?;
         }
-        let temp_path = staged.temp.as_ref().map(|t| t.path.clone()).ok_or_else(|| Error::internal("nothing staged"))?;
+        let temp_path =
+            staged.temp.as_ref().map(|t| t.path.clone()).ok_or_else(|| Error::internal("nothing staged"))?;
         let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let target = self.resolve(dest)?;
         if target.meta.is_some() {
@@ -204,7 +207,10 @@ fn rename_failure(from_abs: &Path, to_abs: &Path, from: &RelPath, err: &std::io:
         }
         (true, false) => Error::io(&format!("'{from}'"), err),
         (false, false) if is_missing(err) => Error::not_found(format!("'{from}' does not exist.")),
-        _ => Error::new(ErrorCode::PartialFailure, "Move outcome is uncertain; inspect both paths before retrying."),
+        _ => Error::new(
+            ErrorCode::PartialFailure,
+            "Move outcome is uncertain; inspect both paths before retrying.",
+        ),
     }
 }
 

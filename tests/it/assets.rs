@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lvs::assets::download::{
-    Downloader, MSG_NETWORK, MSG_NOT_HTTPS, MSG_PRIVATE, MSG_REDIRECTS, MSG_TIMEOUT, MSG_UNRESOLVED, TestNetwork,
+    Downloader, MSG_NETWORK, MSG_NOT_HTTPS, MSG_PRIVATE, MSG_REDIRECTS, MSG_TIMEOUT, MSG_UNRESOLVED,
+    TestNetwork,
 };
 use lvs::config::{CliOverrides, EmbeddingProvider};
 use lvs::engine::Engine;
@@ -63,7 +64,8 @@ struct Server {
 impl Server {
     fn start() -> Server {
         let certified =
-            rcgen::generate_simple_self_signed(vec!["img.test".to_owned(), "private.test".to_owned()]).unwrap();
+            rcgen::generate_simple_self_signed(vec!["img.test".to_owned(), "private.test".to_owned()])
+                .unwrap();
         let cert_der = certified.cert.der().to_vec();
         let key_der = certified.signing_key.serialize_der();
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
@@ -248,7 +250,11 @@ fn bodies_over_the_limit_are_refused_announced_or_streamed() {
     let d = server.downloader();
     for route in ["/big-announced", "/big-streamed"] {
         let err = fetch(&d, &server.url(route)).unwrap_err();
-        assert!(err.message.contains(&format!("larger than the {TEST_LIMIT} byte limit")), "{route}: {}", err.message);
+        assert!(
+            err.message.contains(&format!("larger than the {TEST_LIMIT} byte limit")),
+            "{route}: {}",
+            err.message
+        );
     }
     // More bytes than announced: only the announced bytes are read.
     let (bytes, done) = fetch(&d, &server.url("/short-announced")).unwrap();
@@ -349,7 +355,10 @@ fn save_names_collisions_and_the_markdown_snippet() {
     let mut named = save_req(server.url("/ok.png"));
     named.file_name = Some("my shot".to_owned());
     let saved = e.save_image_with(&named, &d).unwrap();
-    assert_eq!((saved.path.as_str(), saved.markdown.as_str()), ("images/my shot.png", "![](<images/my shot.png>)"));
+    assert_eq!(
+        (saved.path.as_str(), saved.markdown.as_str()),
+        ("images/my shot.png", "![](<images/my shot.png>)")
+    );
 
     let mut target = save_req(server.url("/ok.gif"));
     target.target_path = Some("docs/img/anim.gif".to_owned());
@@ -361,8 +370,14 @@ fn save_names_collisions_and_the_markdown_snippet() {
     assert_eq!(
         all_entries(project.root()),
         [
-            "docs", "docs/img", "docs/img/anim.gif", "images", "images/cover-2.png", "images/cover-3.png",
-            "images/cover.png", "images/my shot.png"
+            "docs",
+            "docs/img",
+            "docs/img/anim.gif",
+            "images",
+            "images/cover-2.png",
+            "images/cover-3.png",
+            "images/cover.png",
+            "images/my shot.png"
         ]
     );
 }
@@ -389,7 +404,11 @@ fn save_refuses_what_the_contract_refuses_with_its_messages() {
     r.file_name = Some("a.png".to_owned());
     r.target_path = Some("b.png".to_owned());
     check(&r, ErrorCode::InvalidArgument, "fileName and targetPath cannot be supplied together.");
-    check(&save_req("data:image/png;base64,iVBORw0KGgo=".to_owned()), ErrorCode::InvalidArgument, MSG_NOT_HTTPS);
+    check(
+        &save_req("data:image/png;base64,iVBORw0KGgo=".to_owned()),
+        ErrorCode::InvalidArgument,
+        MSG_NOT_HTTPS,
+    );
     for bad in ["CON.jpg", "x.txt", "../a.png", "cover."] {
         let mut r = save_req(server.url("/ok.png?sig=SECRET"));
         r.file_name = Some(bad.to_owned());
@@ -401,12 +420,24 @@ fn save_refuses_what_the_contract_refuses_with_its_messages() {
     }
     let mut r = save_req(server.url("/ok.png"));
     r.file.mime_type = Some("image/jpeg".to_owned());
-    check(&r, ErrorCode::InvalidArgument, "Declared MIME type 'image/jpeg' does not match the detected image/png image.");
+    check(
+        &r,
+        ErrorCode::InvalidArgument,
+        "Declared MIME type 'image/jpeg' does not match the detected image/png image.",
+    );
     let mut r = save_req(server.url("/jpeg"));
     r.target_path = Some("pics/photo.png".to_owned());
     check(&r, ErrorCode::UnsupportedFormat, "targetPath extension does not match the image signature.");
-    check(&save_req(server.url("/text")), ErrorCode::UnsupportedFormat, "The supplied file is not a supported image.");
-    check(&save_req(server.url("/big-streamed?sig=SECRET")), ErrorCode::InvalidArgument, "The supplied image is larger than");
+    check(
+        &save_req(server.url("/text")),
+        ErrorCode::UnsupportedFormat,
+        "The supplied file is not a supported image.",
+    );
+    check(
+        &save_req(server.url("/big-streamed?sig=SECRET")),
+        ErrorCode::InvalidArgument,
+        "The supplied image is larger than",
+    );
     let mut r = save_req(server.url("/ok.png"));
     r.target_path = Some(".git/x.png".to_owned());
     check(&r, ErrorCode::InvalidPath, "Image operations cannot access Git metadata.");
@@ -452,19 +483,26 @@ fn list_load_move_and_delete() {
     assert_eq!(seen, ["a.jpg", "fake.png", "images/A.PNG", "images/b.png", "images/sub/c.gif"]);
     let err = e.list_images(&ListImagesRequest { cursor: None, page_size: Some(201) }).unwrap_err();
     assert_eq!(err.message, "pageSize must be between 1 and 200.");
-    let err = e.list_images(&ListImagesRequest { cursor: Some("%%%".to_owned()), page_size: None }).unwrap_err();
+    let err =
+        e.list_images(&ListImagesRequest { cursor: Some("%%%".to_owned()), page_size: None }).unwrap_err();
     assert_eq!(err.message, "Image list cursor is malformed.");
     // A cursor whose item was deleted still continues after it.
     let first = e.list_images(&ListImagesRequest { cursor: None, page_size: Some(3) }).unwrap();
     assert_eq!(first.images.last().unwrap().path, "images/A.PNG");
     std::fs::remove_file(root.join("images/A.PNG")).unwrap();
     let next = e.list_images(&ListImagesRequest { cursor: first.next_cursor, page_size: Some(3) }).unwrap();
-    assert_eq!(next.images.iter().map(|i| i.path.as_str()).collect::<Vec<_>>(), ["images/b.png", "images/sub/c.gif"]);
+    assert_eq!(
+        next.images.iter().map(|i| i.path.as_str()).collect::<Vec<_>>(),
+        ["images/b.png", "images/sub/c.gif"]
+    );
     assert_eq!(next.next_cursor, None);
 
     // Load: PNG as is, GIF as a PNG of its first frame, metadata about the original.
     let png = e.load_image(&AssetPathRequest { path: "images/b.png".to_owned() }).unwrap();
-    assert_eq!((png.kind.clone(), png.mime_type.as_str(), png.data.clone()), (BinaryKind::Image, "image/png", png_bytes()));
+    assert_eq!(
+        (png.kind.clone(), png.mime_type.as_str(), png.data.clone()),
+        (BinaryKind::Image, "image/png", png_bytes())
+    );
     let gif = e.load_image(&AssetPathRequest { path: "images/sub/c.gif".to_owned() }).unwrap();
     assert_eq!(gif.mime_type, "image/png");
     assert_eq!(gif.info.mime_type, "image/gif");
@@ -474,10 +512,16 @@ fn list_load_move_and_delete() {
     let err = e.load_image(&AssetPathRequest { path: "fake.png".to_owned() }).unwrap_err();
     assert_eq!(
         (err.code, err.message.as_str()),
-        (ErrorCode::UnsupportedFormat, "Image 'fake.png' extension does not match its detected image/jpeg format.")
+        (
+            ErrorCode::UnsupportedFormat,
+            "Image 'fake.png' extension does not match its detected image/jpeg format."
+        )
     );
     let err = e.load_image(&AssetPathRequest { path: "images/none.png".to_owned() }).unwrap_err();
-    assert_eq!((err.code, err.message.as_str()), (ErrorCode::NotFound, "Image 'images/none.png' does not exist."));
+    assert_eq!(
+        (err.code, err.message.as_str()),
+        (ErrorCode::NotFound, "Image 'images/none.png' does not exist.")
+    );
     let err = e.load_image(&AssetPathRequest { path: "notes.txt".to_owned() }).unwrap_err();
     assert_eq!(err.code, ErrorCode::UnsupportedFormat);
     let err = e.load_image(&AssetPathRequest { path: ".git/hidden.png".to_owned() }).unwrap_err();
@@ -506,10 +550,17 @@ fn list_load_move_and_delete() {
     assert_eq!(err.code, ErrorCode::NotFound);
     assert!(!root.join("moved").exists(), "failed moves leave no folder");
     let moved = mv("images/b.png", "moved/deep/b.png", Some(&sha.to_uppercase())).unwrap();
-    assert_eq!((moved.previous_path.as_str(), moved.path.as_str(), moved.sha256.as_str()), ("images/b.png", "moved/deep/b.png", sha.as_str()));
+    assert_eq!(
+        (moved.previous_path.as_str(), moved.path.as_str(), moved.sha256.as_str()),
+        ("images/b.png", "moved/deep/b.png", sha.as_str())
+    );
     assert!(!root.join("images/b.png").exists());
     assert_eq!(std::fs::read(root.join("moved/deep/b.png")).unwrap(), png_bytes());
-    assert_eq!(std::fs::read_to_string(root.join("doc.md")).unwrap(), "![x](images/b.png)\n", "Markdown is never touched");
+    assert_eq!(
+        std::fs::read_to_string(root.join("doc.md")).unwrap(),
+        "![x](images/b.png)\n",
+        "Markdown is never touched"
+    );
 
     // Delete: exactly one file, folders stay.
     let deleted = e.delete_image(&AssetPathRequest { path: "moved/deep/b.png".to_owned() }).unwrap();
@@ -546,7 +597,10 @@ fn download_file_serves_any_regular_file_but_not_internal_ones() {
     let e = engine(root, false);
     let pdf = e.download_file(&AssetPathRequest { path: "docs/book.pdf".to_owned() }).unwrap();
     assert_eq!(pdf.kind, BinaryKind::Resource { uri: "kb:///docs/book.pdf".to_owned() });
-    assert_eq!((pdf.mime_type.as_str(), pdf.data.as_slice()), ("application/pdf", b"%PDF-1.7 fake".as_slice()));
+    assert_eq!(
+        (pdf.mime_type.as_str(), pdf.data.as_slice()),
+        ("application/pdf", b"%PDF-1.7 fake".as_slice())
+    );
     assert_eq!(pdf.info.bytes, 13);
     let bin = e.download_file(&AssetPathRequest { path: "data.bin".to_owned() }).unwrap();
     assert_eq!(bin.mime_type, "application/octet-stream");
@@ -579,12 +633,17 @@ fn the_server_answers_image_tools_with_content_blocks() {
     ]);
     let list = rpc.request("tools/list", serde_json::json!({}));
     let tools = list["result"]["tools"].as_array().unwrap();
-    let tool = |name: &str| tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} listed")).clone();
+    let tool = |name: &str| {
+        tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} listed")).clone()
+    };
     assert_eq!(tool("kb_save_image")["_meta"], serde_json::json!({"openai/fileParams": ["file"]}));
     assert!(tool("kb_load_image").get("outputSchema").is_none());
     assert!(tool("kb_list_images").get("outputSchema").is_some());
 
-    let loaded = rpc.request("tools/call", serde_json::json!({"name": "kb_load_image", "arguments": {"path": "images/c.gif"}}));
+    let loaded = rpc.request(
+        "tools/call",
+        serde_json::json!({"name": "kb_load_image", "arguments": {"path": "images/c.gif"}}),
+    );
     let result = &loaded["result"];
     assert_eq!(result["isError"], false, "{loaded}");
     assert!(result.get("structuredContent").is_none_or(serde_json::Value::is_null), "{result}");
@@ -595,14 +654,20 @@ fn the_server_answers_image_tools_with_content_blocks() {
     assert_eq!(meta["mimeType"], "image/gif");
     assert_eq!(meta["path"], "images/c.gif");
 
-    let downloaded = rpc.request("tools/call", serde_json::json!({"name": "kb_download_file", "arguments": {"path": "images/c.gif"}}));
+    let downloaded = rpc.request(
+        "tools/call",
+        serde_json::json!({"name": "kb_download_file", "arguments": {"path": "images/c.gif"}}),
+    );
     let content = downloaded["result"]["content"].as_array().unwrap();
     assert_eq!(content[0]["type"], "resource");
     assert_eq!(content[0]["resource"]["mimeType"], "image/gif");
     assert_eq!(content[0]["resource"]["uri"], "kb:///images/c.gif");
     assert!(content[0]["resource"]["blob"].as_str().is_some_and(|b| b.starts_with("R0lGODlh")));
 
-    let denied = rpc.request("tools/call", serde_json::json!({"name": "kb_delete_image", "arguments": {"path": "images/c.gif"}}));
+    let denied = rpc.request(
+        "tools/call",
+        serde_json::json!({"name": "kb_delete_image", "arguments": {"path": "images/c.gif"}}),
+    );
     assert_eq!(denied["result"]["isError"], true);
     let body: serde_json::Value =
         serde_json::from_str(denied["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
