@@ -673,3 +673,60 @@ fn the_server_answers_image_tools_with_content_blocks() {
         serde_json::from_str(denied["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(body["code"], "PERMISSION_DENIED");
 }
+
+/// The child process of [`a_save_killed_mid_download_leaves_the_old_state_after_the_sweep`]:
+/// does nothing unless `LVS_ASSETS_KILL_CHILD` (the project root) is set by that test.
+#[test]
+fn kill_child_save() {
+    let Some(root) = std::env::var_os("LVS_ASSETS_KILL_CHILD") else { return };
+    let port: u16 = std::env::var("LVS_ASSETS_KILL_PORT").unwrap().parse().unwrap();
+    let hex = std::env::var("LVS_ASSETS_KILL_CERT").unwrap();
+    let cert_der =
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+    let server = Server { port, cert_der };
+    let e = engine(Path::new(&root), true);
+    let _ = e.save_image_with(&save_req(server.url("/stall")), &server.downloader());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_save_killed_mid_download_leaves_the_old_state_after_the_sweep() {
+    let server = Server::start();
+    let project = Project::empty();
+    let root = project.root();
+    let hex: String = server.cert_der.iter().map(|b| format!("{b:02x}")).collect();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["assets::kill_child_save", "--exact", "--nocapture"])
+        .env("LVS_ASSETS_KILL_CHILD", root)
+        .env("LVS_ASSETS_KILL_PORT", server.port.to_string())
+        .env("LVS_ASSETS_KILL_CERT", hex)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the staging file holds the 16 bytes the server sent before stalling: the child
+    // is then inside the download, between staging and publishing.
+    let temp = (0..2000)
+        .find_map(|_| {
+            let found = std::fs::read_dir(root.join("images")).ok().and_then(|entries| {
+                entries.flatten().find(|e| {
+                    e.file_name().to_string_lossy().starts_with(lvs::workspace::TEMP_PREFIX)
+                        && e.metadata().is_ok_and(|m| m.len() == 16)
+                })
+            });
+            if found.is_none() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            found.map(|e| e.path())
+        })
+        .expect("the child started downloading into a staging file");
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(temp.exists(), "the kill landed mid-save: the staging file is still there");
+    assert_eq!(all_entries(root).iter().filter(|e| !e.starts_with("images")).count(), 0);
+
+    // The next start sweeps it: no temp file and no image, i.e. the old state (the empty
+    // `images` folder made for the staging file stays).
+    engine(root, true).sweep_temp_files();
+    assert_eq!(all_entries(root), ["images"]);
+}
