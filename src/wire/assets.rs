@@ -7,16 +7,17 @@ use serde::{Deserialize, Serialize};
 
 /// The OpenAI file parameter of `kb_save_image` (`_meta` `openai/fileParams`). Field names are
 /// snake_case as the connector sends them.
+// `download_url` and `file_id` are required in the schema but optional for serde, so that a
+// missing one gets the contract's message (`The file parameter does not contain download_url.`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = require_download_fields)]
 pub struct FileParam {
     /// HTTPS URL the client uploaded the image to (required; raw Base64 and data URIs are not accepted).
     #[serde(default)]
-    #[schemars(required)]
     pub download_url: Option<String>,
     /// The client's file id (required).
     #[serde(default)]
-    #[schemars(required)]
     pub file_id: Option<String>,
     /// Declared MIME type; checked against the image signature when it names an image type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -24,6 +25,20 @@ pub struct FileParam {
     /// Original file name; used only as a naming hint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_name: Option<String>,
+}
+
+/// Marks `download_url` and `file_id` of [`FileParam`] required, as strings without a default.
+fn require_download_fields(schema: &mut schemars::Schema) {
+    const REQUIRED: [&str; 2] = ["download_url", "file_id"];
+    if let Some(props) = schema.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        for name in REQUIRED {
+            if let Some(prop) = props.get_mut(name).and_then(|p| p.as_object_mut()) {
+                prop.remove("default");
+                prop.insert("type".into(), "string".into());
+            }
+        }
+    }
+    schema.insert("required".into(), REQUIRED.iter().map(|&n| serde_json::Value::from(n)).collect());
 }
 
 /// `kb_save_image` arguments (flat).
