@@ -2,8 +2,9 @@
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
 //! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `links`, `config` (L1);
-//! `store`, `lexical`, `vectors` (L2); `indexer` (L3); `engine` (L4); `mcp`, `cli` (L6).
+//! `store`, `lexical`, `vectors` (L2); `indexer`, `assets` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
+pub mod assets;
 pub mod chunk;
 pub mod cli;
 pub mod config;

@@ -44,7 +44,7 @@ impl Engine {
 
     /// An exclusive OS lock shared by every process writing this project's Markdown: it makes the
     /// final hash check and the rename of a write one step across processes, not just threads.
-    fn mutation_lock(&self) -> Result<crate::workspace::LockFile> {
+    pub(super) fn mutation_lock(&self) -> Result<crate::workspace::LockFile> {
         crate::workspace::LockFile::acquire(
             &self.core.layout.dir().join("MUTATION.lock"),
             "the mutation lock file",

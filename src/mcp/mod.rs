@@ -8,7 +8,9 @@
 //!   text block is compact `{"code","message"}` JSON; wrong argument shapes are such results too
 //!   (`INVALID_ARGUMENT` naming the field), and a panic inside a tool becomes `INTERNAL_ERROR`.
 //!   The server keeps serving whatever a client sends.
-//! - Successful results carry `structuredContent` and one text block with the same JSON (compact).
+//! - Successful results carry `structuredContent` and one text block with the same JSON (compact),
+//!   except the binary tools (`kb_load_image`, `kb_download_file`): an image block or embedded
+//!   resource first, then the metadata JSON as text, and no `structuredContent`.
 //! - Engine calls run on blocking threads; background indexing belongs to the engine.
 
 mod schema;
@@ -18,7 +20,7 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -28,6 +30,7 @@ pub use tools::{tool_catalog, tool_catalog_for, tool_list_markdown, tool_names};
 
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
+use crate::wire::{BinaryKind, BinaryReply};
 
 /// What the server tells an agent at `initialize`, before the guide list.
 const INSTRUCTIONS_HEAD: &str = "Search and edit this project's Markdown (Japanese-aware).\n\
@@ -113,6 +116,21 @@ fn text_blocks(value: &Value) -> CallToolResult {
     CallToolResult::success(blocks.map(|b| ContentBlock::text(b.to_owned())).collect())
 }
 
+/// The result of a binary tool: the image block or embedded resource first, then the metadata
+/// JSON as text; no `structuredContent` (`contract.md` §11.4).
+fn binary(reply: BinaryReply) -> CallToolResult {
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(&reply.data);
+    let first = match reply.kind {
+        BinaryKind::Image => ContentBlock::image(data, reply.mime_type),
+        BinaryKind::Resource { uri } => {
+            ContentBlock::resource(ResourceContents::blob(data, uri).with_mime_type(reply.mime_type))
+        }
+    };
+    let info = serde_json::to_string(&reply.info).unwrap_or_default();
+    CallToolResult::success(vec![first, ContentBlock::text(info)])
+}
+
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -145,8 +163,9 @@ impl ServerHandler for Server {
         let text = tools::answers_with_text(&name);
         let outcome = tokio::task::spawn_blocking(move || tools::dispatch(&server.engine, &name, args)).await;
         let result = match outcome {
-            Ok(Ok(value)) if text => text_blocks(&value),
-            Ok(Ok(value)) => success(value),
+            Ok(Ok(tools::Reply::Json(value))) if text => text_blocks(&value),
+            Ok(Ok(tools::Reply::Json(value))) => success(value),
+            Ok(Ok(tools::Reply::Binary(reply))) => binary(reply),
             Ok(Err(err)) => error_result(&err),
             Err(join) => {
                 tracing::error!("tool call panicked: {join}");

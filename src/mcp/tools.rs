@@ -23,6 +23,10 @@ use crate::config::{ToolGroup, ToolsConfig};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::wire::{
+    AssetFileInfo, AssetPathRequest, BinaryReply, DeleteImageResponse, ListImagesRequest, ListImagesResponse,
+    MoveImageRequest, MoveImageResponse, SaveImageRequest, SaveImageResponse,
+};
+use crate::wire::{
     CreateRequest, DeleteRequest, LinksRequest, LinksResponse, ListFilesRequest, ListFilesResponse,
     MarkdownSlice, MoveRequest, MutationResponse, OutlineRequest, OutlineResponse, PatchRequest,
     ReadGuideRequest, ReadRequest, ReindexRequest, ReindexStartResponse, SearchRequest, SearchResponse,
@@ -78,8 +82,57 @@ pub(super) struct Tool<Req, Resp> {
     handler: fn(&ToolContext<'_>, &Req) -> Result<Resp>,
 }
 
-/// A handler taking and returning JSON.
-type Call = Box<dyn Fn(&ToolContext<'_>, Value) -> Result<Value> + Send + Sync>;
+/// A handler taking JSON and returning JSON or a binary reply.
+type Call = Box<dyn Fn(&ToolContext<'_>, Value) -> Result<Reply> + Send + Sync>;
+
+/// What a tool call produced.
+pub(super) enum Reply {
+    /// `structuredContent` plus the same JSON as text.
+    Json(Value),
+    /// A binary block (image or embedded resource) then the metadata JSON as text; no
+    /// `structuredContent` and no published output schema (`contract.md` §11.4).
+    Binary(BinaryReply),
+}
+
+/// A tool whose result is a [`BinaryReply`] (`kb_load_image`, `kb_download_file`).
+pub(super) struct BinaryTool<Req> {
+    name: &'static str,
+    group: ToolGroup,
+    arguments: Arguments,
+    hints: Hints,
+    description: &'static str,
+    handler: fn(&ToolContext<'_>, &Req) -> Result<BinaryReply>,
+}
+
+impl<Req> BinaryTool<Req>
+where
+    Req: DeserializeOwned + JsonSchema + 'static,
+{
+    fn entry(self) -> ToolEntry {
+        let BinaryTool { name, group, arguments, hints, description, handler } = self;
+        let input_schema = match arguments {
+            Arguments::Wrapped => schema::wrapped::<Req>(),
+            Arguments::Flat => schema::flat::<Req>(),
+        };
+        ToolEntry {
+            name,
+            group,
+            arguments,
+            hints,
+            description,
+            input_schema,
+            // The shape of the metadata text block; not published (no structuredContent).
+            output_schema: schema::output::<AssetFileInfo>(),
+            text_blocks: false,
+            binary: true,
+            meta: None,
+            call: Box::new(move |cx, args| {
+                let request: Req = decode(name, arguments, args)?;
+                handler(cx, &request).map(Reply::Binary)
+            }),
+        }
+    }
+}
 
 /// A tool with its types erased: schemas generated, the handler wrapped to take and return JSON.
 pub(super) struct ToolEntry {
@@ -92,7 +145,19 @@ pub(super) struct ToolEntry {
     output_schema: Value,
     /// The result is [`TextBlocks`]: plain text blocks, no `outputSchema`, no structured content.
     text_blocks: bool,
+    /// Returns [`Reply::Binary`]: no output schema is published.
+    binary: bool,
+    /// The tool's `_meta` (e.g. `openai/fileParams`).
+    meta: Option<Value>,
     call: Call,
+}
+
+impl ToolEntry {
+    /// The same entry with `_meta`.
+    fn with_meta(mut self, meta: Value) -> ToolEntry {
+        self.meta = Some(meta);
+        self
+    }
 }
 
 impl<Req, Resp> Tool<Req, Resp>
@@ -115,9 +180,11 @@ where
             input_schema,
             output_schema: schema::output::<Resp>(),
             text_blocks: std::any::TypeId::of::<Resp>() == std::any::TypeId::of::<TextBlocks>(),
+            binary: false,
+            meta: None,
             call: Box::new(move |cx, args| {
                 let request: Req = decode(name, arguments, args)?;
-                to_value(&handler(cx, &request)?)
+                to_value(&handler(cx, &request)?).map(Reply::Json)
             }),
         }
     }
@@ -144,6 +211,27 @@ file). Needs knowledgeBase.allowWrites. Returns the new sourceHash; indexSynchro
             description: "Deletes a Markdown file if it still has the expectedSourceHash you read (else CONFLICT: read it again). \
 Needs knowledgeBase.allowWrites. The file is removed from the index in the background.",
             handler: |cx, r| cx.engine.delete_document(r),
+        }
+        .entry(),
+        Tool::<AssetPathRequest, DeleteImageResponse> {
+            name: "kb_delete_image",
+            group: ToolGroup::Assets,
+            arguments: Arguments::Flat,
+            hints: Hints::DESTRUCTIVE,
+            description: "Deletes one PNG/JPEG/WebP/GIF file anywhere under the root (root-relative path). Markdown that links to \
+it is not checked or changed and folders stay. Needs knowledgeBase.allowWrites.",
+            handler: |cx, r| cx.engine.delete_image(r),
+        }
+        .entry(),
+        BinaryTool::<AssetPathRequest> {
+            name: "kb_download_file",
+            group: ToolGroup::Assets,
+            arguments: Arguments::Flat,
+            hints: Hints::READ_ONLY,
+            description: "Returns the original bytes of one file under the root (any regular file up to 25 MiB) as an embedded \
+binary resource, then {path,mimeType,bytes,sha256} as text. .git, the index folder and paths through links are refused. For an \
+image preview (GIF as PNG) use kb_load_image. Needs no write permission.",
+            handler: |cx, r| cx.engine.download_file(r),
         }
         .entry(),
         Tool::<TableEditRequest, TableEditResponse> {
@@ -184,6 +272,26 @@ Optional request.pathPrefix (a folder) and request.includeGlob (e.g. \"**/*.png\
             handler: |cx, r| cx.engine.list_files(r),
         }
         .entry(),
+        Tool::<ListImagesRequest, ListImagesResponse> {
+            name: "kb_list_images",
+            group: ToolGroup::Assets,
+            arguments: Arguments::Flat,
+            hints: Hints::READ_ONLY,
+            description: "Lists PNG/JPEG/WebP/GIF files anywhere under the root by extension, sorted case-insensitively, a page at a \
+time: pageSize 1..200 (default 50); pass nextCursor as cursor for the next page (null on the last).",
+            handler: |cx, r| cx.engine.list_images(r),
+        }
+        .entry(),
+        BinaryTool::<AssetPathRequest> {
+            name: "kb_load_image",
+            group: ToolGroup::Assets,
+            arguments: Arguments::Flat,
+            hints: Hints::READ_ONLY,
+            description: "Shows an image under the root: an MCP image block first (a GIF as a PNG of its first frame), then \
+{path,mimeType,bytes,sha256} of the original file as text. Checks extension, signature and the 25 MiB limit.",
+            handler: |cx, r| cx.engine.load_image(r),
+        }
+        .entry(),
         Tool::<MoveRequest, MutationResponse> {
             name: "kb_move",
             group: ToolGroup::Edit,
@@ -192,6 +300,17 @@ Optional request.pathPrefix (a folder) and request.includeGlob (e.g. \"**/*.png\
             description: "Moves or renames a Markdown file if it still has the expectedSourceHash you read; the target must not \
 exist (folders are created). Needs knowledgeBase.allowWrites. Both paths are reindexed in the background.",
             handler: |cx, r| cx.engine.move_document(r),
+        }
+        .entry(),
+        Tool::<MoveImageRequest, MoveImageResponse> {
+            name: "kb_move_image",
+            group: ToolGroup::Assets,
+            arguments: Arguments::Wrapped,
+            hints: Hints::WRITE,
+            description: "Moves or renames one image under the root without overwriting (the target must not exist; folders are \
+created). Optional expectedSha256 (from kb_load_image or kb_save_image) guards against a changed file (CONFLICT). Markdown \
+links are not updated: fix them with kb_read + kb_patch. Needs knowledgeBase.allowWrites.",
+            handler: |cx, r| cx.engine.move_image(r),
         }
         .entry(),
         Tool::<OutlineRequest, OutlineResponse> {
@@ -259,6 +378,19 @@ with the configuration. Watch progress and the result with kb_status.",
             handler: |cx, r| cx.engine.start_reindex(r),
         }
         .entry(),
+        Tool::<SaveImageRequest, SaveImageResponse> {
+            name: "kb_save_image",
+            group: ToolGroup::Assets,
+            arguments: Arguments::Flat,
+            hints: Hints { open_world: true, ..Hints::WRITE },
+            description: "Saves an image the user uploaded (OpenAI file parameter file: {download_url, file_id}; raw Base64 and \
+data URIs are not accepted) as PNG/JPEG/WebP/GIF. Without targetPath it goes to images/ named after fileName or the upload's \
+name (cover.png, cover-2.png on collision); targetPath is the exact destination and is never overwritten (ALREADY_EXISTS). \
+HTTPS only, at most 25 MiB. Returns path, sha256 and a Markdown snippet (not inserted anywhere). Needs knowledgeBase.allowWrites.",
+            handler: |cx, r| cx.engine.save_image(r),
+        }
+        .entry()
+        .with_meta(serde_json::json!({ "openai/fileParams": ["file"] })),
         Tool::<SearchRequest, SearchResponse> {
             name: "kb_search",
             group: ToolGroup::Read,
@@ -300,11 +432,16 @@ impl ToolEntry {
             .destructive(h.destructive)
             .idempotent(h.idempotent)
             .open_world(h.open_world);
-        let tool =
-            McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema));
-        let tool =
-            if self.text_blocks { tool } else { tool.with_raw_output_schema(object(&self.output_schema)) };
-        tool.with_annotations(annotations)
+        let mut tool =
+            McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema))
+                .with_annotations(annotations);
+        if !self.binary && !self.text_blocks {
+            tool = tool.with_raw_output_schema(object(&self.output_schema));
+        }
+        if let Some(meta) = &self.meta {
+            tool = tool.with_meta(rmcp::model::MetaObject(meta.as_object().cloned().unwrap_or_default()));
+        }
+        tool
     }
 }
 
@@ -395,7 +532,7 @@ pub(super) fn answers_with_text(name: &str) -> bool {
 }
 
 /// Runs one tool call (on a blocking thread).
-pub(super) fn dispatch(engine: &Engine, name: &str, args: Value) -> Result<Value> {
+pub(super) fn dispatch(engine: &Engine, name: &str, args: Value) -> Result<Reply> {
     if args.to_string().len() > MAX_ARGUMENT_BYTES {
         return Err(Error::invalid_argument(format!(
             "{name}: the arguments are larger than {MAX_ARGUMENT_BYTES} bytes; send a smaller request."

@@ -44,6 +44,28 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Incremental SHA-256 for data that arrives in pieces (downloads, large files), printed like
+/// [`sha256_hex`].
+#[derive(Clone, Default)]
+pub struct Sha256Stream(Sha256);
+
+impl Sha256Stream {
+    /// Feeds the next piece.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The digest as 64 lowercase hex digits.
+    pub fn finish_hex(self) -> String {
+        let digest = self.0.finalize();
+        let mut out = String::with_capacity(64);
+        for b in digest.iter() {
+            out.push_str(&format!("{b:02x}"));
+        }
+        out
+    }
+}
+
 /// Byte offset of the start of the line that contains `pos` (just after the previous `\n`).
 pub fn line_start(text: &str, pos: usize) -> usize {
     text.as_bytes()[..pos.min(text.len())].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)

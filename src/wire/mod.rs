@@ -16,6 +16,7 @@
 //!   instead of being silently ignored. (Case-insensitive names are the MCP layer's job: it
 //!   rewrites them to these spellings before deserialising.)
 
+mod assets;
 mod links;
 mod table;
 
@@ -24,6 +25,11 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+pub use assets::{
+    AssetFileInfo, AssetPathRequest, BinaryKind, BinaryReply, DeleteImageResponse, FileParam, ImageItem,
+    ListImagesRequest, ListImagesResponse, MoveImageRequest, MoveImageResponse, SaveImageRequest,
+    SaveImageResponse,
+};
 pub use links::{LinkDirection, LinkEdge, LinksRequest, LinksResponse, ReadGuideRequest, TextBlocks};
 pub use table::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
 

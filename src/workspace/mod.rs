@@ -44,6 +44,7 @@
 //! in-flight temp files.
 
 mod atomic;
+mod files;
 mod glob;
 mod lock;
 mod path;
@@ -59,6 +60,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub use atomic::{TEMP_PREFIX, replace_file_atomic, write_file_atomic};
+pub use files::Staged;
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
 pub use lock::LockFile;
 pub use path::{PathContext, RelPath, compare_paths};

@@ -47,7 +47,7 @@ impl Workspace {
 
     /// Makes sure every directory above `path` exists (creating them one by one when allowed)
     /// and none is a link; returns the directories created.
-    fn ensure_parent(&self, path: &RelPath, create_dirs: bool) -> Result<Vec<PathBuf>> {
+    pub(super) fn ensure_parent(&self, path: &RelPath, create_dirs: bool) -> Result<Vec<PathBuf>> {
         let Some(parent) = path.parent() else {
             return Ok(Vec::new());
         };
@@ -246,7 +246,7 @@ fn dir_io_error(shown: &str, err: &std::io::Error) -> Error {
 }
 
 /// Removes the directories in `created` (newest first; only empty ones go) and passes `err` on.
-fn cleanup(created: &[PathBuf], err: Error) -> Error {
+pub(super) fn cleanup(created: &[PathBuf], err: Error) -> Error {
     for dir in created.iter().rev() {
         let _ = fs::remove_dir(dir);
     }

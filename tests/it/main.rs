@@ -1,5 +1,6 @@
 //! The single integration-test binary (one link step for the whole suite).
 
+mod assets;
 mod cli;
 mod corpus;
 #[path = "../fake_embed/mod.rs"]

@@ -28,6 +28,8 @@ const LAYERS: &[(&str, &str, May)] = &[
     // `workspace` for the atomic replacement of the vector file (`workspace::replace_file_atomic`).
     ("L2", "vectors", Only(&["chunk", "config", "text", "error", "workspace"])),
     ("L3", "indexer", EverythingBelow),
+    // Image formats, the HTTPS downloader; file access through `workspace`.
+    ("L3", "assets", Only(&["workspace", "error", "text"])),
     ("L4", "engine", EverythingBelow),
     ("L6", "mcp", Only(&["engine", "wire", "config", "error", "text"])),
     ("L6", "cli", Only(&["engine", "wire", "config", "mcp", "error"])),
@@ -62,7 +64,9 @@ const CRATE_OWNERS: &[(&str, &[&str])] = &[
     ("lindera_dictionary", &["src/lexical/"]),
     ("redb", &["src/store/"]),
     ("usearch", &["src/vectors/"]),
-    ("reqwest", &["src/vectors/"]),
+    // The embedding client and the SSRF-safe image downloader (`docs/design/assets.md`).
+    ("reqwest", &["src/vectors/", "src/assets/"]),
+    ("image", &["src/assets/"]),
     ("rmcp", &["src/mcp/"]),
     ("tokio", &["src/mcp/"]),
     ("notify", &["src/indexer/"]),

@@ -20,12 +20,17 @@ from mcp.client.stdio import StdioServerParameters
 BIN = os.environ["LVS_BIN"]
 FIXTURE = Path(os.environ["LVS_FIXTURE"])
 CORPORA = Path(os.environ["LVS_SHARED"]) / "corpora"
-READ_ONLY = {"kb_links", "kb_list_files", "kb_outline", "kb_read", "kb_read_guide", "kb_search", "kb_status"}
-ALL_TOOLS = sorted(READ_ONLY | {"kb_reindex", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete"})
-DESTRUCTIVE = {"kb_patch", "kb_delete"}
-FLAT = {"kb_status", "kb_edit_table", "kb_read_guide"}
+READ_ONLY = {"kb_links", "kb_list_files", "kb_outline", "kb_read", "kb_read_guide", "kb_search", "kb_status",
+             "kb_list_images", "kb_load_image", "kb_download_file"}
+ALL_TOOLS = sorted(READ_ONLY | {"kb_reindex", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete",
+                                "kb_save_image", "kb_delete_image", "kb_move_image"})
+DESTRUCTIVE = {"kb_patch", "kb_delete", "kb_delete_image"}
+FLAT = {"kb_status", "kb_edit_table", "kb_read_guide", "kb_save_image", "kb_list_images", "kb_load_image",
+        "kb_delete_image", "kb_download_file"}
 # Tools that answer with plain text blocks: no outputSchema, no structuredContent.
 TEXT_ONLY = {"kb_read_guide"}
+# Answer with an image block or embedded resource plus a metadata text block: no outputSchema.
+BINARY = {"kb_load_image", "kb_download_file"}
 
 
 def project(copy_fixture=True):
@@ -87,7 +92,7 @@ def test_initialize_and_tools_list():
             assert by["kb_status"].input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
             for t in tools:
                 assert t.description and len(t.description) > 40, t.name
-                if t.name in TEXT_ONLY:
+                if t.name in TEXT_ONLY | BINARY:
                     assert t.output_schema is None, t.name
                 else:
                     assert t.output_schema and t.output_schema.get("type") == "object", t.name

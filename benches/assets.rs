@@ -1,0 +1,98 @@
+//! Asset tools benchmark (`cargo bench --bench assets`): what `kb_load_image`,
+//! `kb_download_file` and `kb_list_images` cost on large inputs, through the engine.
+//!
+//! (a) `kb_load_image` of a 20 MiB PNG-signature file (read, SHA-256, signature check);
+//! (b) `kb_download_file` of the same file;
+//! (c) `kb_load_image` of a 1024×1024 two-frame GIF (decode the first frame, encode PNG);
+//! (d) `kb_list_images` over 5,000 images in 50 folders, all pages of 200.
+//!
+//! Nothing is asserted: numbers are printed (median of 5 runs), never enforced.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::time::{Duration, Instant};
+
+use lvs::config::{CliOverrides, EmbeddingProvider, load};
+use lvs::engine::Engine;
+use lvs::wire::{AssetPathRequest, ListImagesRequest};
+
+fn median(mut runs: Vec<Duration>) -> Duration {
+    runs.sort();
+    runs[runs.len() / 2]
+}
+
+fn time(label: &str, mut f: impl FnMut()) {
+    let runs: Vec<Duration> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    println!("{label}: median {:.1} ms", median(runs).as_secs_f64() * 1000.0);
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("images")).unwrap();
+    let mut big = vec![0u8; 20 * 1024 * 1024];
+    big[..8].copy_from_slice(&[0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A]);
+    std::fs::write(root.join("images/big.png"), &big).unwrap();
+
+    let mut gif = Vec::new();
+    {
+        use image::codecs::gif::GifEncoder;
+        use image::{Delay, Frame, Rgba, RgbaImage};
+        let first = RgbaImage::from_fn(1024, 1024, |x, y| Rgba([(x % 256) as u8, (y % 256) as u8, 128, 255]));
+        let second = RgbaImage::from_pixel(1024, 1024, Rgba([0, 255, 0, 255]));
+        GifEncoder::new(&mut gif)
+            .encode_frames(vec![
+                Frame::from_parts(first, 0, 0, Delay::from_numer_denom_ms(100, 1)),
+                Frame::from_parts(second, 0, 0, Delay::from_numer_denom_ms(100, 1)),
+            ])
+            .unwrap();
+    }
+    std::fs::write(root.join("images/anim.gif"), &gif).unwrap();
+    for folder in 0..50 {
+        let d = root.join(format!("gallery/f{folder:02}"));
+        std::fs::create_dir_all(&d).unwrap();
+        for i in 0..100 {
+            std::fs::write(d.join(format!("img{i:03}.png")), b"\x89PNG\r\n\x1a\n").unwrap();
+        }
+    }
+
+    let overrides = CliOverrides {
+        project_root: Some(root.to_path_buf()),
+        embedding_provider: Some(EmbeddingProvider::None),
+        ..CliOverrides::default()
+    };
+    let engine = Engine::open(load(&overrides, &|_| None, root).unwrap()).unwrap();
+    let path = |p: &str| AssetPathRequest { path: p.to_owned() };
+
+    println!("gif: {} bytes", gif.len());
+    time("(a) kb_load_image 20 MiB PNG", || {
+        engine.load_image(&path("images/big.png")).unwrap();
+    });
+    time("(b) kb_download_file 20 MiB", || {
+        engine.download_file(&path("images/big.png")).unwrap();
+    });
+    time("(c) kb_load_image 1024x1024 GIF -> PNG", || {
+        engine.load_image(&path("images/anim.gif")).unwrap();
+    });
+    time("(d) kb_list_images 5,002 images, all pages of 200", || {
+        let mut cursor = None;
+        let mut n = 0;
+        loop {
+            let page = engine
+                .list_images(&ListImagesRequest { cursor: cursor.take(), page_size: Some(200) })
+                .unwrap();
+            n += page.images.len();
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(n, 5002);
+    });
+}
