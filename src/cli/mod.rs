@@ -103,6 +103,16 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             let outline = engine.outline(&OutlineRequest { path })?;
             if json { print_json(&outline) } else { print_text(&render::outline(&outline)) }
         }
+        Command::Pdf { request, json } => {
+            let result = engine.export_pdf_book(&request)?;
+            if json {
+                return print_json(&result);
+            }
+            for warning in &result.warnings {
+                tracing::warn!("{warning}");
+            }
+            print_text(&format!("wrote {} ({} bytes)\n", result.path, result.bytes))
+        }
     }
 }
 

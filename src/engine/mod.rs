@@ -9,6 +9,7 @@
 //! - Every failure carries an `ErrorCode` and one sentence saying what to do.
 //! - No absolute path appears in an error message (status fields report the index location).
 
+mod export;
 mod mutate;
 mod search;
 

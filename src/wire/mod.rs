@@ -16,6 +16,7 @@
 //!   instead of being silently ignored. (Case-insensitive names are the MCP layer's job: it
 //!   rewrites them to these spellings before deserialising.)
 
+mod export;
 mod table;
 
 use std::borrow::Cow;
@@ -23,6 +24,7 @@ use std::borrow::Cow;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+pub use export::{PdfBookRequest, PdfBookResponse};
 pub use table::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
 
 /// `kb_read` arguments.

@@ -5,6 +5,7 @@ mod corpus;
 #[path = "../fake_embed/mod.rs"]
 mod fake_embed;
 mod mcp;
+mod pdf;
 mod rpc;
 mod schema;
 mod support;

@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &str, May)] = &[
     // `workspace` for the atomic replacement of the vector file (`workspace::replace_file_atomic`).
     ("L2", "vectors", Only(&["chunk", "config", "text", "error", "workspace"])),
     ("L3", "indexer", EverythingBelow),
+    ("L3", "export", Only(&["workspace", "markdown", "text", "error", "wire"])),
     ("L4", "engine", EverythingBelow),
     ("L6", "mcp", Only(&["engine", "wire", "config", "error", "text"])),
     ("L6", "cli", Only(&["engine", "wire", "config", "mcp", "error"])),
@@ -65,6 +66,9 @@ const CRATE_OWNERS: &[(&str, &[&str])] = &[
     ("rmcp", &["src/mcp/"]),
     ("tokio", &["src/mcp/"]),
     ("notify", &["src/indexer/"]),
+    ("printpdf", &["src/export/"]),
+    ("lopdf", &["src/export/"]),
+    ("image", &["src/export/"]),
     // `config/tests.rs` checks the clap definition (`CommandFactory::debug_assert`).
     ("clap", &["src/config/cli.rs", "src/config/tests.rs", "src/cli/"]),
 ];
