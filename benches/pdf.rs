@@ -62,8 +62,12 @@ fn main() {
     };
     let mut results = Vec::new();
     let mut run = |style: StyleName, label: &str, load: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>| {
-        let options =
-            PdfOptions { format: PageFormat::A5, style, profile: Profile::Standard, fallback_title: "book".into() };
+        let options = PdfOptions {
+            format: PageFormat::A5,
+            style,
+            profile: Profile::Standard,
+            fallback_title: "book".into(),
+        };
         let start = Instant::now();
         let out = render_pdf(&book, &options, load).expect("render");
         let secs = start.elapsed().as_secs_f64();
@@ -85,7 +89,11 @@ fn main() {
         run(style, style.as_str(), &mut load);
     }
     let peak = proc_status_kb("VmHWM");
-    println!("peak RSS {:.0} MiB (before rendering {:.0} MiB)", peak as f64 / 1024.0, rss_before as f64 / 1024.0);
+    println!(
+        "peak RSS {:.0} MiB (before rendering {:.0} MiB)",
+        peak as f64 / 1024.0,
+        rss_before as f64 / 1024.0
+    );
     println!(
         "{}",
         json!({"bench": "pdf", "files": files.len(), "markdownBytes": book.len(), "runs": results,

@@ -57,7 +57,11 @@ impl Engine {
         };
         let book = render_pdf(&doc.text, &options, &mut load)?;
         workspace.write_atomic(&output, &book.bytes, None, true)?;
-        Ok(PdfBookResponse { path: output.as_str().to_owned(), bytes: book.bytes.len() as u64, warnings: book.warnings })
+        Ok(PdfBookResponse {
+            path: output.as_str().to_owned(),
+            bytes: book.bytes.len() as u64,
+            warnings: book.warnings,
+        })
     }
 }
 
@@ -66,16 +70,25 @@ impl Engine {
 fn image_path(source: &RelPath, src: &str) -> std::result::Result<RelPath, String> {
     let src = src.trim();
     let lower = src.to_ascii_lowercase();
-    let scheme = lower.find(':').is_some_and(|i| i > 1 && lower[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)));
+    let scheme = lower
+        .find(':')
+        .is_some_and(|i| i > 1 && lower[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)));
     if scheme || lower.starts_with("//") {
-        return Err("remote images are not fetched; save the image in the project and link it by a relative path".to_owned());
+        return Err(
+            "remote images are not fetched; save the image in the project and link it by a relative path"
+                .to_owned(),
+        );
     }
     if src.starts_with(['/', '\\']) || (src.len() > 1 && src.as_bytes()[1] == b':') {
-        return Err("absolute image paths are not read; link the image by a path relative to the Markdown file".to_owned());
+        return Err(
+            "absolute image paths are not read; link the image by a path relative to the Markdown file"
+                .to_owned(),
+        );
     }
     let path = src.split(['?', '#']).next().unwrap_or("");
     let path = percent_decode(path);
-    let mut parts: Vec<String> = source.parent().map(|p| p.components().map(str::to_owned).collect()).unwrap_or_default();
+    let mut parts: Vec<String> =
+        source.parent().map(|p| p.components().map(str::to_owned).collect()).unwrap_or_default();
     for part in path.split(['/', '\\']) {
         match part {
             "" | "." => {}

@@ -2,8 +2,8 @@
 //! quotes, code, tables, rules and images, plus the front matter's `title`.
 //!
 //! The model is deliberately small and plain: everything the layout needs and nothing about
-//! source positions. Raw HTML is shown as code (it is never interpreted), footnote syntax is
-//! left as text (the parser does not enable it).
+//! source positions. Raw HTML is shown as a browser would show its text: comments hidden, tags
+//! dropped, `<img src>` as an image, `<br>` as a line break; footnote syntax is left as text.
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
@@ -236,14 +236,16 @@ impl Builder {
             }
             Event::SoftBreak => self.text(" "),
             Event::HardBreak => self.text("\n"),
-            Event::Html(t) | Event::InlineHtml(t) => {
-                if self.code.is_some() {
-                    self.text(&t);
-                } else {
-                    // Inline HTML is shown as written, like code.
-                    let mut span = self.style(t.into_string());
-                    span.code = true;
-                    self.spans.push(span);
+            Event::Html(t) => {
+                if let Some((_, code)) = &mut self.code {
+                    code.push_str(&t);
+                }
+            }
+            Event::InlineHtml(t) => {
+                // Tags are dropped (their text still shows), as a browser would; <br> breaks.
+                let tag = t.trim().to_ascii_lowercase();
+                if tag.starts_with("<br") {
+                    self.text("\n");
                 }
             }
             Event::Rule => self.push_block(Block::Rule),
@@ -340,7 +342,12 @@ impl Builder {
                     self.push_block(Block::Quote(blocks));
                 }
             }
-            TagEnd::CodeBlock | TagEnd::HtmlBlock => {
+            TagEnd::HtmlBlock => {
+                if let Some((_, html)) = self.code.take() {
+                    self.html_block(&html);
+                }
+            }
+            TagEnd::CodeBlock => {
                 if let Some((lang, mut text)) = self.code.take() {
                     while text.ends_with('\n') {
                         text.pop();
@@ -420,6 +427,56 @@ impl Builder {
         }
     }
 
+    /// An HTML block as a browser would show it: comments hidden, `<img>` as an image, the text
+    /// of other elements as a paragraph, tags dropped.
+    fn html_block(&mut self, html: &str) {
+        let mut rest = html;
+        let mut visible = String::new();
+        while let Some(start) = rest.find("<!--") {
+            visible.push_str(&rest[..start]);
+            rest = match rest[start..].find("-->") {
+                Some(end) => &rest[start + end + 3..],
+                None => "",
+            };
+        }
+        visible.push_str(rest);
+        let mut text = String::new();
+        let mut rest = visible.as_str();
+        while let Some(open) = rest.find('<') {
+            text.push_str(&rest[..open]);
+            let Some(close) = rest[open..].find('>') else {
+                text.push_str(&rest[open..]);
+                rest = "";
+                break;
+            };
+            let tag = &rest[open..open + close + 1];
+            if tag.len() > 4 && tag[..4].eq_ignore_ascii_case("<img") {
+                let attr = |name: &str| {
+                    let at = tag.find(&format!("{name}=\""))? + name.len() + 2;
+                    Some(tag[at..].split('"').next().unwrap_or("").to_owned())
+                };
+                if let Some(src) = attr("src") {
+                    if !text.trim().is_empty() {
+                        self.push_block(Block::Paragraph(vec![Span {
+                            text: text.trim().to_owned(),
+                            ..Span::default()
+                        }]));
+                    }
+                    text.clear();
+                    self.push_block(Block::Image { src, alt: attr("alt").unwrap_or_default() });
+                }
+            } else if tag.len() > 2 && tag[..3].eq_ignore_ascii_case("<br") {
+                text.push('\n');
+            }
+            rest = &rest[open + close + 1..];
+        }
+        text.push_str(rest);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if !text.is_empty() {
+            self.push_block(Block::Paragraph(vec![Span { text, ..Span::default() }]));
+        }
+    }
+
     fn finish(mut self) -> Book {
         self.flush_paragraph();
         let mut blocks = Vec::new();
@@ -474,7 +531,8 @@ pub fn front_matter_title(yaml: &str) -> Option<String> {
         let Some(rest) = line.strip_prefix("title:") else { continue };
         let value = rest.trim();
         let value = if value.len() >= 2
-            && ((value.starts_with('"') && value.ends_with('"')) || (value.starts_with('\'') && value.ends_with('\'')))
+            && ((value.starts_with('"') && value.ends_with('"'))
+                || (value.starts_with('\'') && value.ends_with('\'')))
         {
             &value[1..value.len() - 1]
         } else {

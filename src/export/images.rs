@@ -61,7 +61,7 @@ impl ImageStore {
         if let Some(answer) = self.by_url.get(src) {
             return answer.clone();
         }
-        let answer = load(src).and_then(|bytes| check(bytes)).map(|source| {
+        let answer = load(src).and_then(check).map(|source| {
             let size = (source.width, source.height);
             self.sources.push(source);
             (self.sources.len() - 1, size.0, size.1)
@@ -78,10 +78,12 @@ impl ImageStore {
         // more (25 % slack keeps already-efficient files as they are).
         let want_w = (w / 72.0 * dpi).ceil().max(1.0) as u32;
         let want_h = (h / 72.0 * dpi).ceil().max(1.0) as u32;
-        let too_big = source.width as f32 > want_w as f32 * 1.25 && source.height as f32 > want_h as f32 * 1.25;
+        let too_big =
+            source.width as f32 > want_w as f32 * 1.25 && source.height as f32 > want_h as f32 * 1.25;
         let resample = too_big && !source.keep;
         if source.format == ImageFormat::Jpeg && !resample {
-            let (components, adobe) = jpeg_components(&source.bytes).ok_or("not a baseline or progressive JPEG")?;
+            let (components, adobe) =
+                jpeg_components(&source.bytes).ok_or("not a baseline or progressive JPEG")?;
             return Ok(Encoded::Jpeg {
                 data: source.bytes.clone(),
                 width: source.width,
@@ -90,17 +92,26 @@ impl ImageStore {
                 adobe,
             });
         }
-        let mut img = image::load_from_memory_with_format(&source.bytes, source.format).map_err(|e| e.to_string())?;
+        let mut img =
+            image::load_from_memory_with_format(&source.bytes, source.format).map_err(|e| e.to_string())?;
         if resample {
             img = img.resize(want_w, want_h, FilterType::Triangle);
         }
         if source.format == ImageFormat::Jpeg {
             let rgb = img.to_rgb8();
             let mut data = Vec::new();
-            let encoder =
-                image::codecs::jpeg::JpegEncoder::new_with_quality(Cursor::new(&mut data), self.profile.jpeg_quality());
+            let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(
+                Cursor::new(&mut data),
+                self.profile.jpeg_quality(),
+            );
             rgb.write_with_encoder(encoder).map_err(|e| e.to_string())?;
-            return Ok(Encoded::Jpeg { data, width: rgb.width(), height: rgb.height(), components: 3, adobe: false });
+            return Ok(Encoded::Jpeg {
+                data,
+                width: rgb.width(),
+                height: rgb.height(),
+                components: 3,
+                adobe: false,
+            });
         }
         Ok(raw(&img))
     }
@@ -153,7 +164,9 @@ fn jpeg_segments(bytes: &[u8]) -> Vec<(u8, &[u8])> {
 /// EXIF (APP1 `Exif`), ICC (APP2 `ICC_PROFILE`) or Adobe (APP14) metadata.
 fn jpeg_has_metadata(bytes: &[u8]) -> bool {
     jpeg_segments(bytes).iter().any(|(m, p)| {
-        (*m == 0xE1 && p.starts_with(b"Exif")) || (*m == 0xE2 && p.starts_with(b"ICC_PROFILE")) || (*m == 0xEE && p.starts_with(b"Adobe"))
+        (*m == 0xE1 && p.starts_with(b"Exif"))
+            || (*m == 0xE2 && p.starts_with(b"ICC_PROFILE"))
+            || (*m == 0xEE && p.starts_with(b"Adobe"))
     })
 }
 

@@ -171,6 +171,15 @@ pub fn lay_out(
         body_face,
         color: style.text,
         list_depth: 0,
+        top_level: book
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Heading { level, .. } => Some(*level),
+                _ => None,
+            })
+            .min()
+            .unwrap_or(1),
     };
     if let Some(title) = &book.title {
         l.title(title);
@@ -186,9 +195,7 @@ pub fn lay_out(
     let mut warnings = Vec::new();
     if !l.missing.is_empty() {
         let chars: String = l.missing.iter().collect();
-        warnings.push(format!(
-            "The font has no glyph for these characters; they are shown as 〓: {chars}"
-        ));
+        warnings.push(format!("The font has no glyph for these characters; they are shown as 〓: {chars}"));
     }
     Laid { pages: l.pages, outline: l.outline, warnings }
 }
@@ -244,6 +251,8 @@ struct Layout<'a> {
     /// Current text colour (quotes are lighter).
     color: Rgb,
     list_depth: usize,
+    /// The highest heading level used: numbering starts there (a chapter may begin at `##`).
+    top_level: u8,
 }
 
 /// The width of the bar of a block quote.
@@ -418,7 +427,14 @@ impl Layout<'_> {
             Marker::Task { done, right } => {
                 let s = size * 0.78;
                 let (x, y) = (right - s, baseline - size * 0.08);
-                self.push(Draw::Rect { x, y, w: s, h: s, fill: None, stroke: Some((self.style.accent, 0.7)) });
+                self.push(Draw::Rect {
+                    x,
+                    y,
+                    w: s,
+                    h: s,
+                    fill: None,
+                    stroke: Some((self.style.accent, 0.7)),
+                });
                 if done {
                     let c = self.style.accent;
                     self.push(Draw::Line {
@@ -508,7 +524,14 @@ impl Layout<'_> {
             }
             if look.strike {
                 let y = baseline + size * 0.32;
-                self.push(Draw::Line { x1: x, y1: y, x2: x + w, y2: y, color: look.color, width: size * 0.06 });
+                self.push(Draw::Line {
+                    x1: x,
+                    y1: y,
+                    x2: x + w,
+                    y2: y,
+                    color: look.color,
+                    width: size * 0.06,
+                });
             }
             if let Some(target) = &look.link {
                 let y = baseline - size * 0.12;
@@ -632,16 +655,17 @@ impl Layout<'_> {
         let scale = style.heading_scale[usize::from(level) - 1];
         let size = style.body * scale;
         let mut label = String::new();
-        if style.numbered && level <= 3 {
-            let i = usize::from(level) - 1;
+        let rank = level.saturating_sub(self.top_level) + 1;
+        if style.numbered && rank <= 3 {
+            let i = usize::from(rank) - 1;
             self.numbers[i] += 1;
             for n in &mut self.numbers[i + 1..] {
                 *n = 0;
             }
-            // Numbering starts at the first heading level used (a book's chapters are often H1).
+
             let parts: Vec<String> = self.numbers[..=i].iter().map(u32::to_string).collect();
             label = parts.join(".");
-            if level == 1 {
+            if rank == 1 {
                 label.push('.');
             }
             label.push('\u{3000}');
@@ -654,10 +678,16 @@ impl Layout<'_> {
         if !first && !self.at_top() {
             self.advance(style.line() * (style.gap + if level <= 2 { 0.9 } else { 0.5 }));
         }
-        // Keep the heading with at least two lines of what follows.
-        self.ensure(size * 1.5 + style.line() * 2.5);
+        // Keep the heading with the start of what follows (a code block or table needs a few
+        // lines before it starts on a page).
+        self.ensure(size * 1.5 + style.line() * 4.5);
         let top = self.pdf_y(self.y);
-        self.outline.push(OutlineEntry { level, title: shown.trim().to_owned(), page: self.pages.len() - 1, y: top });
+        self.outline.push(OutlineEntry {
+            level,
+            title: shown.trim().to_owned(),
+            page: self.pages.len() - 1,
+            y: top,
+        });
 
         let mut look = self.text_look(self.body_face, size);
         look.bold = level <= 4;
@@ -667,7 +697,8 @@ impl Layout<'_> {
             self.shape(&[Span { text: label, ..Span::default() }], &look, &mut shaped);
         }
         self.shape(spans, &look, &mut shaped);
-        let align = if level == 1 && style.heading == HeadingLook::Ruled { Align::Center } else { Align::Left };
+        let align =
+            if level == 1 && style.heading == HeadingLook::Ruled { Align::Center } else { Align::Left };
         let (x1, x2) = (self.left, self.right);
         match (style.heading, level) {
             (HeadingLook::Ruled, 1) => {
@@ -697,7 +728,14 @@ impl Layout<'_> {
                 self.push(Draw::Line { x1, y1: y, x2, y2: y, color: style.rule, width: 1.2 });
             }
             (HeadingLook::Ruled, 2) => {
-                self.push(Draw::Line { x1, y1: y, x2: x1 + size * 3.0, y2: y, color: style.accent, width: 0.8 });
+                self.push(Draw::Line {
+                    x1,
+                    y1: y,
+                    x2: x1 + size * 3.0,
+                    y2: y,
+                    color: style.accent,
+                    width: 0.8,
+                });
             }
             (HeadingLook::Bar, 1) => {
                 self.push(Draw::Line { x1, y1: y, x2, y2: y, color: style.accent, width: 0.8 });
@@ -719,7 +757,8 @@ impl Layout<'_> {
         let bullet = self.bullet(depth);
         let numbers = start.map(|s| {
             let last = s + items.len().saturating_sub(1) as u64;
-            let widest: f32 = format!("{last}.").chars().map(|c| self.measure(self.body_face, c, size).2).sum();
+            let widest: f32 =
+                format!("{last}.").chars().map(|c| self.measure(self.body_face, c, size).2).sum();
             (s, widest)
         });
         let marker_w = match numbers {
@@ -816,13 +855,27 @@ impl Layout<'_> {
                     self.push(Draw::Rect { x, y, w: accent_bar, h, fill: Some(style.accent), stroke: None });
                 }
                 CodeLook::Numbered => {
-                    self.push(Draw::Rect { x, y, w, h, fill: Some(style.tint), stroke: Some((style.rule, 0.5)) });
+                    self.push(Draw::Rect {
+                        x,
+                        y,
+                        w,
+                        h,
+                        fill: Some(style.tint),
+                        stroke: Some((style.rule, 0.5)),
+                    });
                     let gx = x + pad + gutter - size * 0.5;
                     self.push(Draw::Line { x1: gx, y1: y, x2: gx, y2: y + h, color: style.rule, width: 0.4 });
                 }
                 CodeLook::Rules => {
                     let top = y + h;
-                    self.push(Draw::Line { x1: x, y1: top, x2: x + w, y2: top, color: style.rule, width: 0.6 });
+                    self.push(Draw::Line {
+                        x1: x,
+                        y1: top,
+                        x2: x + w,
+                        y2: top,
+                        color: style.rule,
+                        width: 0.6,
+                    });
                     self.push(Draw::Line { x1: x, y1: y, x2: x + w, y2: y, color: style.rule, width: 0.6 });
                 }
             }
@@ -1001,9 +1054,9 @@ impl Layout<'_> {
         let head_h = head_lines.iter().map(Vec::len).max().unwrap_or(1) as f32 * lh + 2.0 * vpad;
 
         // The whole header plus the first row should start on one page.
-        let first_h = body.first().map_or(0.0, |r| {
-            lines_of(r).iter().map(Vec::len).max().unwrap_or(1) as f32 * lh + 2.0 * vpad
-        });
+        let first_h = body
+            .first()
+            .map_or(0.0, |r| lines_of(r).iter().map(Vec::len).max().unwrap_or(1) as f32 * lh + 2.0 * vpad);
         self.ensure(head_h + first_h.min(lh * 3.0 + 2.0 * vpad));
         let rule_top = |this: &mut Self, width: f32| {
             let y = this.pdf_y(this.y);
@@ -1106,7 +1159,14 @@ impl Layout<'_> {
         }
         if style.table == TableLook::Banded {
             let table_w: f32 = col_w.iter().sum();
-            self.push(Draw::Line { x1: self.left, y1: y, x2: self.left + table_w, y2: y, color: style.rule, width: 0.5 });
+            self.push(Draw::Line {
+                x1: self.left,
+                y1: y,
+                x2: self.left + table_w,
+                y2: y,
+                color: style.rule,
+                width: 0.5,
+            });
         }
         self.advance(h);
     }
@@ -1132,16 +1192,8 @@ impl Layout<'_> {
                 Folio::Centered | Folio::Dashed => (l + r - w) / 2.0,
                 Folio::OfTotal | Folio::Running => r - w,
             };
-            let mut ops = vec![Draw::Text {
-                x,
-                y,
-                face,
-                size,
-                color: style.rule,
-                bold: false,
-                italic: false,
-                text,
-            }];
+            let mut ops =
+                vec![Draw::Text { x, y, face, size, color: style.rule, bold: false, italic: false, text }];
             if style.folio == Folio::Running {
                 let ly = y + size * 1.3;
                 ops.push(Draw::Line { x1: l, y1: ly, x2: r, y2: ly, color: style.rule, width: 0.4 });

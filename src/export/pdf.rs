@@ -25,7 +25,13 @@ use crate::error::{Error, Result};
 const SKEW: f32 = 0.2;
 
 /// Writes the laid-out pages as a PDF titled `title`.
-pub fn write(laid: &Laid, page: (f32, f32), title: &str, fonts: &Fonts, images: &ImageStore) -> Result<Vec<u8>> {
+pub fn write(
+    laid: &Laid,
+    page: (f32, f32),
+    title: &str,
+    fonts: &Fonts,
+    images: &ImageStore,
+) -> Result<Vec<u8>> {
     let mut doc = PdfDocument::new(title);
     let sans = PdfFontHandle::External(doc.add_font(&fonts.sans.font));
     let serif = fonts.serif.as_ref().map(|f| PdfFontHandle::External(doc.add_font(&f.font)));
@@ -94,7 +100,12 @@ fn rgb(out: &mut String, c: Rgb, op: &str) {
 }
 
 /// Boxes, rules and images of one page, drawn before its text.
-fn add_graphics(lo: &mut lopdf::Document, page: ObjectId, draws: &[Draw], names: &HashMap<usize, String>) -> Result<()> {
+fn add_graphics(
+    lo: &mut lopdf::Document,
+    page: ObjectId,
+    draws: &[Draw],
+    names: &HashMap<usize, String>,
+) -> Result<()> {
     let mut g = String::new();
     for draw in draws {
         match draw {
@@ -315,14 +326,24 @@ fn add_outline(lo: &mut lopdf::Document, entries: &[OutlineEntry], pages: &[Obje
         parent.push(stack.last().copied());
         stack.push(i);
     }
-    let children = |p: Option<usize>| -> Vec<usize> { (0..entries.len()).filter(|&i| parent[i] == p).collect() };
+    let children =
+        |p: Option<usize>| -> Vec<usize> { (0..entries.len()).filter(|&i| parent[i] == p).collect() };
     let mut dicts: Vec<Dictionary> = Vec::with_capacity(entries.len());
     for (i, e) in entries.iter().enumerate() {
         let mut d = Dictionary::new();
         d.set("Title", text_string(&e.title));
         d.set("Parent", Object::Reference(parent[i].map_or(root, |p| ids[p])));
         let page = pages.get(e.page).copied().unwrap_or(pages[0]);
-        d.set("Dest", Object::Array(vec![Object::Reference(page), Object::Name(b"XYZ".to_vec()), Object::Null, Object::Real(e.y), Object::Null]));
+        d.set(
+            "Dest",
+            Object::Array(vec![
+                Object::Reference(page),
+                Object::Name(b"XYZ".to_vec()),
+                Object::Null,
+                Object::Real(e.y),
+                Object::Null,
+            ]),
+        );
         dicts.push(d);
     }
     let link = |kids: &[usize], dicts: &mut Vec<Dictionary>| {
@@ -357,9 +378,7 @@ fn add_outline(lo: &mut lopdf::Document, entries: &[OutlineEntry], pages: &[Obje
     outlines.set("Last", Object::Reference(ids[*top.last().unwrap_or(&top[0])]));
     outlines.set("Count", Object::Integer(top.len() as i64));
     lo.objects.insert(root, Object::Dictionary(outlines));
-    let catalog = lo
-        .catalog_mut()
-        .map_err(|e| Error::internal(format!("the PDF has no catalog: {e}")))?;
+    let catalog = lo.catalog_mut().map_err(|e| Error::internal(format!("the PDF has no catalog: {e}")))?;
     catalog.set("Outlines", Object::Reference(root));
     catalog.set("PageMode", Object::Name(b"UseOutlines".to_vec()));
     Ok(())

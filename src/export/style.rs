@@ -99,8 +99,13 @@ pub enum StyleName {
 
 impl StyleName {
     /// Every style, in documentation order.
-    pub const ALL: [StyleName; 5] =
-        [StyleName::Compact, StyleName::Classic, StyleName::Modern, StyleName::Technical, StyleName::Academic];
+    pub const ALL: [StyleName; 5] = [
+        StyleName::Compact,
+        StyleName::Classic,
+        StyleName::Modern,
+        StyleName::Technical,
+        StyleName::Academic,
+    ];
 
     /// The wire spelling.
     pub fn as_str(self) -> &'static str {

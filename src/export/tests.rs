@@ -48,7 +48,10 @@ fn no_line_starts_with_closing_punctuation_or_ends_with_an_opening_one() {
     // Small kana and the long vowel mark stay with what precedes them.
     assert_eq!(lines("あいうえおっと", 50.0, Mode::Prose), ["あいうえ", "おっと"]);
     assert_eq!(lines("あいうえサーバ", 50.0, Mode::Prose), ["あいうえ", "サーバ"]);
-    for text in ["これは、テストです。とても長い文章、句読点、括弧（かっこ）「かぎ」『二重』を含みます。", "「はい。」と、彼は言った。"] {
+    for text in [
+        "これは、テストです。とても長い文章、句読点、括弧（かっこ）「かぎ」『二重』を含みます。",
+        "「はい。」と、彼は言った。",
+    ] {
         for max in [30.0, 40.0, 50.0, 70.0, 90.0] {
             let got = lines(text, max, Mode::Prose);
             for (i, line) in got.iter().enumerate() {
@@ -201,4 +204,20 @@ fn spans_merge_only_with_the_same_look() {
     let Block::Paragraph(spans) = &book.blocks[0] else { unreachable!() };
     assert_eq!(spans.len(), 3);
     assert_eq!(spans[1], Span { text: "b".into(), italic: true, ..Span::default() });
+}
+
+#[test]
+fn html_is_shown_as_a_browser_would_comments_hidden_tags_dropped() {
+    let book = parse(
+        "<!--\n## English original\n-->\n\n## 日本語\n\n<span class=\"caption\">表B-1: 演算子</span>\n\n<img src=\"img/a.svg\" alt=\"図\" />\n\n本文<!-- note -->です。\n",
+    );
+    assert_eq!(book.blocks.len(), 4, "{:?}", book.blocks);
+    assert!(matches!(&book.blocks[0], Block::Heading { level: 2, .. }));
+    assert_eq!(
+        book.blocks[1],
+        Block::Paragraph(vec![Span { text: "表B-1: 演算子".into(), ..Span::default() }])
+    );
+    assert_eq!(book.blocks[2], Block::Image { src: "img/a.svg".into(), alt: "図".into() });
+    let Block::Paragraph(spans) = &book.blocks[3] else { unreachable!() };
+    assert_eq!(plain(spans), "本文です。");
 }

@@ -23,10 +23,10 @@ use crate::config::{ToolGroup, ToolsConfig};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::wire::{
-    CreateRequest, DeleteRequest, ListFilesRequest, PdfBookRequest, PdfBookResponse, ListFilesResponse, MarkdownSlice, MoveRequest,
-    MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, ReadRequest, ReindexRequest,
-    ReindexStartResponse, SearchRequest, SearchResponse, StatusRequest, StatusResponse, TableEditRequest,
-    TableEditResponse,
+    CreateRequest, DeleteRequest, ListFilesRequest, ListFilesResponse, MarkdownSlice, MoveRequest,
+    MutationResponse, OutlineRequest, OutlineResponse, PatchRequest, PdfBookRequest, PdfBookResponse,
+    ReadRequest, ReindexRequest, ReindexStartResponse, SearchRequest, SearchResponse, StatusRequest,
+    StatusResponse, TableEditRequest, TableEditResponse,
 };
 
 /// Largest argument object accepted (bytes of JSON).

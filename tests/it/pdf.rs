@@ -32,13 +32,15 @@ fn poppler(tool: &str, args: &[&str], file: &Path) -> Option<String> {
     if tool == "pdftotext" {
         cmd.arg("-");
     }
-    let out = cmd.output().unwrap_or_else(|e| panic!("{tool} is missing ({e}); .ci/setup installs poppler-utils"));
+    let out =
+        cmd.output().unwrap_or_else(|e| panic!("{tool} is missing ({e}); .ci/setup installs poppler-utils"));
     assert!(out.status.success(), "{tool} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     Some(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn pdfinfo(file: &Path) -> String {
-    let out = Command::new("pdfinfo").arg(file).output().expect("pdfinfo (poppler-utils, installed by .ci/setup)");
+    let out =
+        Command::new("pdfinfo").arg(file).output().expect("pdfinfo (poppler-utils, installed by .ci/setup)");
     assert!(out.status.success(), "pdfinfo: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -66,7 +68,10 @@ fn body_text(text: &str) -> String {
             let Some(last) = lines.last() else { break };
             let t = last.trim().trim_start_matches("検索サーバー運用ガイド").trim();
             let folio = t.is_empty()
-                || t.trim_matches('—').trim().split(" / ").all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+                || t.trim_matches('—')
+                    .trim()
+                    .split(" / ")
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
             if !folio {
                 break;
             }
@@ -97,21 +102,42 @@ fn check_book(file: &Path, format: (&str, f64, f64), label: &str) {
     );
     let fonts = pdffonts(file);
     assert!(
-        fonts.lines().any(|l| l.contains("+IPAex") && l.contains("CID TrueType") && l.contains("yes yes yes")),
+        fonts
+            .lines()
+            .any(|l| l.contains("+IPAex") && l.contains("CID TrueType") && l.contains("yes yes yes")),
         "{label}: no embedded subset CJK font:\n{fonts}"
     );
     let text = poppler("pdftotext", &["-enc", "UTF-8"], file).unwrap_or_default();
-    for needle in ["はじめに", "手順", "設定例", "比較表", "画像", "一度に返す結果の数", "defaultMode: hybrid", "allowWrites", "検索サーバー運用ガイド"] {
+    for needle in [
+        "はじめに",
+        "手順",
+        "設定例",
+        "比較表",
+        "画像",
+        "一度に返す結果の数",
+        "defaultMode: hybrid",
+        "allowWrites",
+        "検索サーバー運用ガイド",
+    ] {
         assert!(text.contains(needle), "{label}: '{needle}' missing from the text:\n{text}");
     }
     let body = squeeze(&body_text(&text));
-    assert!(body.contains(&squeeze(LONG_PARAGRAPH)), "{label}: the long paragraph is not whole and in order:\n{text}");
+    assert!(
+        body.contains(&squeeze(LONG_PARAGRAPH)),
+        "{label}: the long paragraph is not whole and in order:\n{text}"
+    );
     // The long code line is wrapped, not cut off.
-    assert!(body.contains("this_is_a_very_long_configuration_key_that_must_wrap_inside_the_code_block:12345"), "{label}:\n{text}");
+    assert!(
+        body.contains("this_is_a_very_long_configuration_key_that_must_wrap_inside_the_code_block:12345"),
+        "{label}:\n{text}"
+    );
     let layout = poppler("pdftotext", &["-layout", "-enc", "UTF-8"], file).unwrap_or_default();
     for line in layout.lines() {
         let t = line.trim_start();
-        assert!(!t.starts_with('。') && !t.starts_with('、'), "{label}: a line starts with a comma or full stop: {line}");
+        assert!(
+            !t.starts_with('。') && !t.starts_with('、'),
+            "{label}: a line starts with a comma or full stop: {line}"
+        );
     }
 }
 
@@ -134,7 +160,8 @@ fn server(project: &Project, writes: bool) -> Rpc {
 }
 
 fn tool_error(rpc: &mut Rpc, request: Value) -> Value {
-    let frame = rpc.request("tools/call", json!({"name": "kb_create_pdf_book", "arguments": {"request": request}}));
+    let frame =
+        rpc.request("tools/call", json!({"name": "kb_create_pdf_book", "arguments": {"request": request}}));
     assert_eq!(frame["result"]["isError"], true, "{frame}");
     serde_json::from_str(frame["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
 }
@@ -176,14 +203,17 @@ fn the_default_export_warns_about_missing_and_remote_images_and_changes_nothing_
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let remote = format!("http://127.0.0.1:{}/remote.png", listener.local_addr().unwrap().port());
-    let md = std::fs::read_to_string(project.root().join("book.md")).unwrap().replace("https://example.com/remote.png", &remote);
+    let md = std::fs::read_to_string(project.root().join("book.md"))
+        .unwrap()
+        .replace("https://example.com/remote.png", &remote);
     project.write("book.md", &md);
     let before_md = std::fs::read(project.root().join("book.md")).unwrap();
     let before_png = std::fs::read(project.root().join("images/diagram.png")).unwrap();
     let mut rpc = server(&project, true);
     let r = rpc.call("kb_create_pdf_book", json!({"request": {"path": "book.md"}}));
     assert_eq!(r["path"], "book.pdf");
-    let warnings: Vec<String> = r["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_owned()).collect();
+    let warnings: Vec<String> =
+        r["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_owned()).collect();
     assert!(warnings.iter().any(|w| w.contains("images/missing.png")), "{warnings:?}");
     assert!(warnings.iter().any(|w| w.contains(&remote) && w.contains("not fetched")), "{warnings:?}");
     assert!(listener.accept().is_err(), "the remote image was requested");
@@ -193,7 +223,10 @@ fn the_default_export_warns_about_missing_and_remote_images_and_changes_nothing_
     assert!(text.contains("［画像なし］"), "placeholder text:\n{text}");
     // The real image is embedded once; the Markdown and the image are untouched; no index.
     let images = poppler("pdfimages", &["-list"], &file).unwrap();
-    assert!(images.lines().any(|l| l.contains(" image ") && l.contains("240") && l.contains("120")), "{images}");
+    assert!(
+        images.lines().any(|l| l.contains(" image ") && l.contains("240") && l.contains("120")),
+        "{images}"
+    );
     assert_eq!(std::fs::read(project.root().join("book.md")).unwrap(), before_md);
     assert_eq!(std::fs::read(project.root().join("images/diagram.png")).unwrap(), before_png);
     assert!(!project.root().join(".local-vector-search-mcp/lexical").exists());
@@ -202,7 +235,8 @@ fn the_default_export_warns_about_missing_and_remote_images_and_changes_nothing_
     let raw = String::from_utf8_lossy(&bytes);
     let xml = poppler("pdftohtml", &["-xml", "-stdout", "-i", "-q"], &file).unwrap();
     let outline = &xml[xml.find("<outline>").expect("an outline")..];
-    for (a, b) in [("はじめに", "手順"), ("手順", "設定例"), ("設定例", "比較表"), ("比較表", "画像")] {
+    for (a, b) in [("はじめに", "手順"), ("手順", "設定例"), ("設定例", "比較表"), ("比較表", "画像")]
+    {
         assert!(outline.find(a) < outline.find(b), "outline order {a} {b}: {outline}");
     }
     // 設定例 (H3) is nested under 手順 (H2), itself under はじめに (H1).
@@ -215,7 +249,15 @@ fn output_paths_outside_the_root_in_git_or_the_index_are_invalid_and_writes_need
     let project = Project::from_fixture("pdf");
     std::fs::create_dir_all(project.root().join(".git")).unwrap();
     let mut rpc = server(&project, true);
-    for out in ["../escape.pdf", ".git/book.pdf", ".local-vector-search-mcp/book.pdf", "/tmp/book.pdf", "docs/../../x.pdf", "book.md", "notes.txt"] {
+    for out in [
+        "../escape.pdf",
+        ".git/book.pdf",
+        ".local-vector-search-mcp/book.pdf",
+        "/tmp/book.pdf",
+        "docs/../../x.pdf",
+        "book.md",
+        "notes.txt",
+    ] {
         let e = tool_error(&mut rpc, json!({"path": "book.md", "outputPath": out}));
         assert_eq!(e["code"], "INVALID_PATH", "{out}: {e}");
     }
@@ -246,7 +288,8 @@ fn an_existing_pdf_is_replaced_atomically() {
             let mut reads = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let bytes = std::fs::read(&target).unwrap();
-                let whole = bytes == old || (bytes.starts_with(b"%PDF-") && bytes.trim_ascii_end().ends_with(b"%%EOF"));
+                let whole = bytes == old
+                    || (bytes.starts_with(b"%PDF-") && bytes.trim_ascii_end().ends_with(b"%%EOF"));
                 assert!(whole, "a reader saw a partial file of {} bytes", bytes.len());
                 reads += 1;
             }
@@ -272,9 +315,13 @@ fn an_existing_pdf_is_replaced_atomically() {
 fn profiles_downsample_large_photos_and_keep_jpegs_with_metadata() {
     let project = Project::empty();
     // A 2400 × 1600 photo-like JPEG without metadata, and the same with an EXIF segment.
-    let img = image::RgbImage::from_fn(2400, 1600, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, ((x + y) % 256) as u8]));
+    let img = image::RgbImage::from_fn(2400, 1600, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, ((x + y) % 256) as u8])
+    });
     let mut plain = Vec::new();
-    image::DynamicImage::ImageRgb8(img).write_to(&mut Cursor::new(&mut plain), image::ImageFormat::Jpeg).unwrap();
+    image::DynamicImage::ImageRgb8(img)
+        .write_to(&mut Cursor::new(&mut plain), image::ImageFormat::Jpeg)
+        .unwrap();
     let mut exif = plain[..2].to_vec();
     let payload = b"Exif\0\0MM\0*\0\0\0\x08\0\0";
     exif.extend_from_slice(&[0xFF, 0xE1]);
