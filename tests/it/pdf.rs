@@ -384,9 +384,6 @@ fn a_whole_book_exports() {
     for f in &files {
         md.push_str(&std::fs::read_to_string(f).unwrap());
         md.push_str("\n\n");
-        if md.len() > 600_000 {
-            break;
-        }
     }
     project.write("book.md", &md);
     project.ok(&["pdf", "book.md"]);
