@@ -21,8 +21,8 @@ BIN = os.environ["LVS_BIN"]
 FIXTURE = Path(os.environ["LVS_FIXTURE"])
 CORPORA = Path(os.environ["LVS_SHARED"]) / "corpora"
 READ_ONLY = {"kb_list_files", "kb_outline", "kb_read", "kb_search", "kb_status"}
-ALL_TOOLS = sorted(READ_ONLY | {"kb_reindex", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete"})
-DESTRUCTIVE = {"kb_patch", "kb_delete"}
+ALL_TOOLS = sorted(READ_ONLY | {"kb_reindex", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete", "kb_create_pdf_book"})
+DESTRUCTIVE = {"kb_patch", "kb_delete", "kb_create_pdf_book"}
 FLAT = {"kb_status", "kb_edit_table"}
 
 
