@@ -253,7 +253,7 @@ fn output_paths_outside_the_root_in_git_or_the_index_are_invalid_and_writes_need
         "../escape.pdf",
         ".git/book.pdf",
         ".local-vector-search-mcp/book.pdf",
-        "/tmp/book.pdf",
+        "/abs/book.pdf",
         "docs/../../x.pdf",
         "book.md",
         "notes.txt",
