@@ -92,6 +92,14 @@ impl Fonts {
     }
 
     fn load() -> Result<Fonts> {
+        if std::env::var_os(FONT_ENV).is_some_and(|p| !p.is_empty()) && read_font(FONT_ENV, &[]).is_none() {
+            return Err(Error::new(
+                ErrorCode::NotFound,
+                format!(
+                    "{FONT_ENV} names a font file that cannot be read; point it at a TrueType (.ttf) file or unset it."
+                ),
+            ));
+        }
         let (bytes, shown) = read_font(FONT_ENV, SANS_PATHS).ok_or_else(|| {
             Error::new(
                 ErrorCode::NotFound,

@@ -390,3 +390,19 @@ fn a_whole_book_exports() {
     let info = pdfinfo(&project.root().join("book.pdf"));
     assert!(page_count(&info) >= 300, "{info}");
 }
+
+#[test]
+fn a_font_path_that_cannot_be_read_is_a_clear_error() {
+    let project = Project::from_fixture("pdf");
+    let out = bin()
+        .env("LVS_PDF_FONT", "no-such-font.ttf")
+        .arg("--project-root")
+        .arg(project.root())
+        .args(["--embedding-provider", "none", "pdf", "book.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("LVS_PDF_FONT names a font file that cannot be read"), "{stderr}");
+    assert!(!project.root().join("book.pdf").exists());
+}
