@@ -408,6 +408,8 @@ impl Layout<'_> {
         let Some(marker) = self.marker.take() else { return };
         match marker {
             Marker::Text { text, right } => {
+                // The full-width fallbacks ● ○ ■ are heavy next to text: draw them smaller.
+                let size = if matches!(text.as_str(), "●" | "○" | "■") { size * 0.6 } else { size };
                 let mut w = 0.0;
                 let face = self.body_face;
                 for ch in text.chars() {
