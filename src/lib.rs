@@ -11,6 +11,7 @@ pub mod config;
 pub mod edit;
 pub mod engine;
 pub mod error;
+pub mod export;
 pub mod indexer;
 pub mod lexical;
 pub mod links;

@@ -127,6 +127,16 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             if json { print_json(&all) } else { print_text(&render::links(&all)) }
         }
+        Command::Pdf { request, json } => {
+            let result = engine.export_pdf_book(&request)?;
+            if json {
+                return print_json(&result);
+            }
+            for warning in &result.warnings {
+                tracing::warn!("{warning}");
+            }
+            print_text(&format!("wrote {} ({} bytes)\n", result.path, result.bytes))
+        }
     }
 }
 

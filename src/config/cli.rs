@@ -15,6 +15,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand};
 
 use super::{CliOverrides, EmbeddingProvider, SearchMode};
+use crate::wire::PdfBookRequest;
 
 /// Exit code of a usage error (`product.md` §4).
 const USAGE_EXIT: i32 = 2;
@@ -183,6 +184,27 @@ pub enum CliCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Render a Markdown file as a PDF book (like kb_create_pdf_book).
+    Pdf {
+        /// Root-relative path of the Markdown file.
+        #[arg(value_name = "FILE")]
+        path: String,
+        /// Root-relative path of the PDF (default: FILE with .pdf).
+        #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+        out: Option<String>,
+        /// a4, a5 (default), a6, b5 or letter.
+        #[arg(long, value_name = "F", allow_hyphen_values = true)]
+        page_format: Option<String>,
+        /// compact (default), classic, modern, technical or academic.
+        #[arg(long, value_name = "S", allow_hyphen_values = true)]
+        style: Option<String>,
+        /// Images: screen, standard (default) or print.
+        #[arg(long, value_name = "P", allow_hyphen_values = true)]
+        profile: Option<String>,
+        /// Print the kb_create_pdf_book result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// What to do, once the command line is understood.
@@ -254,6 +276,13 @@ pub enum Command {
         /// `--external`.
         external: bool,
         /// `--json`: print the `kb_links` structured result.
+        json: bool,
+    },
+    /// Export a file as a PDF book.
+    Pdf {
+        /// The `kb_create_pdf_book` request.
+        request: PdfBookRequest,
+        /// `--json`: print the structured result.
         json: bool,
     },
 }
@@ -444,6 +473,16 @@ impl Cli {
                 direction: value("--direction", direction)?.map(|d| link_direction(&d)).transpose()?,
                 depth: value("--depth", depth)?.map(|v| positive_count("--depth", &v)).transpose()?,
                 external,
+                json,
+            },
+            Some(CliCommand::Pdf { path, out, page_format, style, profile, json }) => Command::Pdf {
+                request: PdfBookRequest {
+                    path,
+                    output_path: value("--out", out)?,
+                    page_format: value("--page-format", page_format)?,
+                    style: value("--style", style)?,
+                    profile: value("--profile", profile)?,
+                },
                 json,
             },
         };

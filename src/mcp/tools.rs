@@ -29,8 +29,9 @@ use crate::wire::{
 use crate::wire::{
     CreateRequest, DeleteRequest, LinksRequest, LinksResponse, ListFilesRequest, ListFilesResponse,
     MarkdownSlice, MoveRequest, MutationResponse, OutlineRequest, OutlineResponse, PatchRequest,
-    ReadGuideRequest, ReadRequest, ReindexRequest, ReindexStartResponse, SearchRequest, SearchResponse,
-    StatusRequest, StatusResponse, TableEditRequest, TableEditResponse, TextBlocks,
+    PdfBookRequest, PdfBookResponse, ReadGuideRequest, ReadRequest, ReindexRequest, ReindexStartResponse,
+    SearchRequest, SearchResponse, StatusRequest, StatusResponse, TableEditRequest, TableEditResponse,
+    TextBlocks,
 };
 
 /// Largest argument object accepted (bytes of JSON).
@@ -201,6 +202,20 @@ fn table() -> Vec<ToolEntry> {
             description: "Creates a new Markdown file (UTF-8 without BOM; parent folders are created; never overwrites an existing \
 file). Needs knowledgeBase.allowWrites. Returns the new sourceHash; indexSynchronized tells whether kb_search already sees it.",
             handler: |cx, r| cx.engine.create(r),
+        }
+        .entry(),
+        Tool::<PdfBookRequest, PdfBookResponse> {
+            name: "kb_create_pdf_book",
+            group: ToolGroup::Export,
+            arguments: Arguments::Wrapped,
+            hints: Hints::DESTRUCTIVE,
+            description: "Renders one Markdown file as a PDF book with Japanese typesetting (embedded subset CJK font, kinsoku line \
+breaking): headings with a bookmark outline, emphasis, code, lists and task lists, quotes, links, GFM tables, local images, page \
+numbers. pageFormat a4|a5 (default)|a6|b5|letter; style compact (default)|classic|modern|technical|academic; profile \
+screen|standard (default)|print sets image resolution. Writes outputPath (default: the source with .pdf), replacing an existing \
+PDF atomically; the Markdown, images and index are not changed. Remote and absolute image URLs are never fetched: they and \
+missing images become placeholder boxes listed in warnings. Needs knowledgeBase.allowWrites.",
+            handler: |cx, r| cx.engine.create_pdf_book(r),
         }
         .entry(),
         Tool::<DeleteRequest, MutationResponse> {

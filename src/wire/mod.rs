@@ -17,6 +17,7 @@
 //!   rewrites them to these spellings before deserialising.)
 
 mod assets;
+mod export;
 mod links;
 mod table;
 
@@ -30,6 +31,7 @@ pub use assets::{
     ListImagesRequest, ListImagesResponse, MoveImageRequest, MoveImageResponse, SaveImageRequest,
     SaveImageResponse,
 };
+pub use export::{PdfBookRequest, PdfBookResponse};
 pub use links::{LinkDirection, LinkEdge, LinksRequest, LinksResponse, ReadGuideRequest, TextBlocks};
 pub use table::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
 

@@ -108,6 +108,32 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// Reads any regular file at `path` (an image for the PDF export, say), at most `max` bytes.
+    ///
+    /// Errors: `NOT_FOUND` when it is missing, `UNSUPPORTED_FORMAT` for a directory or a file
+    /// over `max` bytes, `INVALID_PATH` for a link on the way, `PERMISSION_DENIED` when the OS
+    /// refuses.
+    pub fn read_bytes(&self, path: &RelPath, max: u64) -> Result<Vec<u8>> {
+        let resolved = self.resolve(path)?;
+        match &resolved.meta {
+            None => return Err(Error::not_found(format!("'{path}' was not found."))),
+            Some(meta) if meta.is_dir() => return Err(is_a_directory(path)),
+            Some(_) => {}
+        }
+        let file = fs::File::open(&resolved.abs).map_err(|e| io_error(path, &e))?;
+        let mut bytes = Vec::new();
+        file.take(max + 1).read_to_end(&mut bytes).map_err(|e| io_error(path, &e))?;
+        if bytes.len() as u64 > max {
+            return Err(Error::new(
+                ErrorCode::UnsupportedFormat,
+                format!("'{path}' is larger than {max} bytes."),
+            ));
+        }
+        Ok(bytes)
+    }
+}
+
 /// `NOT_FOUND` with the contract's `DocumentNotFound` text (`contract.md` §5.1).
 pub(super) fn document_not_found(path: &RelPath) -> Error {
     Error::not_found(format!("Document '{path}' was not found."))

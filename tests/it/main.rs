@@ -7,6 +7,7 @@ mod corpus;
 mod fake_embed;
 mod links;
 mod mcp;
+mod pdf;
 mod rpc;
 mod schema;
 #[path = "../common/shared_dir.rs"]

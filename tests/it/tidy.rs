@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &str, May)] = &[
     ("L3", "indexer", EverythingBelow),
     // Image formats, the HTTPS downloader; file access through `workspace`.
     ("L3", "assets", Only(&["workspace", "error", "text"])),
+    ("L3", "export", Only(&["workspace", "markdown", "text", "error", "wire"])),
     ("L4", "engine", EverythingBelow),
     ("L6", "mcp", Only(&["engine", "wire", "config", "error", "text"])),
     ("L6", "cli", Only(&["engine", "wire", "config", "mcp", "error"])),
@@ -66,10 +67,13 @@ const CRATE_OWNERS: &[(&str, &[&str])] = &[
     ("usearch", &["src/vectors/"]),
     // The embedding client and the SSRF-safe image downloader (`docs/design/assets.md`).
     ("reqwest", &["src/vectors/", "src/assets/"]),
-    ("image", &["src/assets/"]),
+    // Image decoding for the asset tools and for PDF export (`docs/design/pdf.md`).
+    ("image", &["src/assets/", "src/export/"]),
     ("rmcp", &["src/mcp/"]),
     ("tokio", &["src/mcp/"]),
     ("notify", &["src/indexer/"]),
+    ("printpdf", &["src/export/"]),
+    ("lopdf", &["src/export/"]),
     // `config/tests.rs` checks the clap definition (`CommandFactory::debug_assert`).
     ("clap", &["src/config/cli.rs", "src/config/tests.rs", "src/cli/"]),
 ];

@@ -23,8 +23,8 @@ CORPORA = Path(os.environ["LVS_SHARED"]) / "corpora"
 READ_ONLY = {"kb_links", "kb_list_files", "kb_outline", "kb_read", "kb_read_guide", "kb_search", "kb_status",
              "kb_list_images", "kb_load_image", "kb_download_file"}
 ALL_TOOLS = sorted(READ_ONLY | {"kb_reindex", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete",
-                                "kb_save_image", "kb_delete_image", "kb_move_image"})
-DESTRUCTIVE = {"kb_patch", "kb_delete", "kb_delete_image"}
+                                "kb_save_image", "kb_delete_image", "kb_move_image", "kb_create_pdf_book"})
+DESTRUCTIVE = {"kb_patch", "kb_delete", "kb_delete_image", "kb_create_pdf_book"}
 FLAT = {"kb_status", "kb_edit_table", "kb_read_guide", "kb_save_image", "kb_list_images", "kb_load_image",
         "kb_delete_image", "kb_download_file"}
 # Tools that answer with plain text blocks: no outputSchema, no structuredContent.

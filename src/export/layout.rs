@@ -1,0 +1,1253 @@
+//! The page layout: the block model in, pages of positioned drawing operations out.
+//!
+//! Pure and deterministic: fonts are seen only through [`Metrics`] (advance widths) and images
+//! through a resolver that answers with pixel sizes, so the layout can be tested without a PDF.
+//! Coordinates in the output are PDF points from the bottom-left corner; text `y` is the
+//! baseline.
+//!
+//! Invariants:
+//!
+//! - Nothing is cut off: a line that does not fit goes to the next page; code blocks and table
+//!   rows that do not fit are split between lines, and a table repeats its header row on every
+//!   page it continues on.
+//! - Every character of the source text is drawn once, in reading order (spaces at wrap points
+//!   excepted); a character the font lacks is drawn as 〓 and reported once as a warning.
+
+use std::collections::BTreeSet;
+
+use super::blocks::{Align, Block, Book, Item, Span, plain};
+use super::linebreak::{Mode, Piece, break_lines, can_break};
+use super::style::{CodeLook, Folio, HeadingLook, Rgb, Style, TableLook};
+
+/// A typeface of the book.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Face {
+    /// The Japanese gothic (sans-serif) face.
+    Sans,
+    /// The Japanese mincho (serif) face; the gothic one when no mincho is installed.
+    Serif,
+    /// A monospaced Latin face for code (characters it lacks come from the body face).
+    Mono,
+}
+
+/// Font metrics the layout needs.
+pub trait Metrics {
+    /// The advance of `ch` in `face`, in em, or `None` when the face has no glyph for it.
+    fn advance(&self, face: Face, ch: char) -> Option<f32>;
+}
+
+/// What an image resolves to.
+pub type ImageAnswer = std::result::Result<(usize, u32, u32), String>;
+
+/// One positioned drawing operation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Draw {
+    /// A run of text in one look.
+    Text {
+        /// Left of the run.
+        x: f32,
+        /// Baseline.
+        y: f32,
+        /// Typeface.
+        face: Face,
+        /// Size in points.
+        size: f32,
+        /// Fill colour.
+        color: Rgb,
+        /// Synthesised bold (the fonts have one weight).
+        bold: bool,
+        /// Synthesised oblique.
+        italic: bool,
+        /// The characters.
+        text: String,
+    },
+    /// A rectangle.
+    Rect {
+        /// Left.
+        x: f32,
+        /// Bottom.
+        y: f32,
+        /// Width.
+        w: f32,
+        /// Height.
+        h: f32,
+        /// Fill colour.
+        fill: Option<Rgb>,
+        /// Outline colour and width.
+        stroke: Option<(Rgb, f32)>,
+    },
+    /// A straight line.
+    Line {
+        /// Start.
+        x1: f32,
+        /// Start.
+        y1: f32,
+        /// End.
+        x2: f32,
+        /// End.
+        y2: f32,
+        /// Colour.
+        color: Rgb,
+        /// Width.
+        width: f32,
+    },
+    /// An image placed in a box.
+    Image {
+        /// The resolver's image number.
+        id: usize,
+        /// Left.
+        x: f32,
+        /// Bottom.
+        y: f32,
+        /// Width.
+        w: f32,
+        /// Height.
+        h: f32,
+    },
+    /// A clickable area opening `target`.
+    Link {
+        /// Left.
+        x: f32,
+        /// Bottom.
+        y: f32,
+        /// Width.
+        w: f32,
+        /// Height.
+        h: f32,
+        /// The URL.
+        target: String,
+    },
+}
+
+/// One heading for the PDF outline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutlineEntry {
+    /// 1–6.
+    pub level: u8,
+    /// The heading as shown (with its number, if the style numbers headings).
+    pub title: String,
+    /// Page index (0-based).
+    pub page: usize,
+    /// Top of the heading in PDF points.
+    pub y: f32,
+}
+
+/// The laid-out book.
+#[derive(Debug, Default)]
+pub struct Laid {
+    /// Per page, the drawing operations.
+    pub pages: Vec<Vec<Draw>>,
+    /// Headings in order.
+    pub outline: Vec<OutlineEntry>,
+    /// Characters the fonts lack, and similar notes.
+    pub warnings: Vec<String>,
+}
+
+/// Lays `book` out on pages of `page` (width, height in points).
+pub fn lay_out(
+    book: &Book,
+    style: &Style,
+    page: (f32, f32),
+    metrics: &dyn Metrics,
+    images: &mut dyn FnMut(&str) -> ImageAnswer,
+    serif_available: bool,
+) -> Laid {
+    let body_face = if style.serif && serif_available { Face::Serif } else { Face::Sans };
+    let mut l = Layout {
+        style,
+        metrics,
+        images,
+        page_w: page.0,
+        page_h: page.1,
+        pages: vec![Vec::new()],
+        y: style.margins[0],
+        left: style.margins[3],
+        right: page.0 - style.margins[1],
+        bars: Vec::new(),
+        marker: None,
+        outline: Vec::new(),
+        missing: BTreeSet::new(),
+        numbers: [0; 6],
+        body_face,
+        color: style.text,
+        list_depth: 0,
+        top_level: book
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Heading { level, .. } => Some(*level),
+                _ => None,
+            })
+            .min()
+            .unwrap_or(1),
+    };
+    if let Some(title) = &book.title {
+        l.title(title);
+    }
+    l.blocks(&book.blocks);
+    let running = book.title.clone().or_else(|| {
+        book.blocks.iter().find_map(|b| match b {
+            Block::Heading { level: 1, spans } => Some(plain(spans)),
+            _ => None,
+        })
+    });
+    l.folios(running.as_deref().unwrap_or(""));
+    let mut warnings = Vec::new();
+    if !l.missing.is_empty() {
+        let chars: String = l.missing.iter().collect();
+        warnings.push(format!("The font has no glyph for these characters; they are shown as 〓: {chars}"));
+    }
+    Laid { pages: l.pages, outline: l.outline, warnings }
+}
+
+/// The look of a run of text.
+#[derive(Clone, Debug, PartialEq)]
+struct Look {
+    face: Face,
+    size: f32,
+    color: Rgb,
+    bold: bool,
+    italic: bool,
+    code: bool,
+    strike: bool,
+    link: Option<String>,
+}
+
+/// Text measured into pieces, each with the index of its look.
+#[derive(Default)]
+struct Shaped {
+    pieces: Vec<Piece>,
+    look_of: Vec<usize>,
+    looks: Vec<Look>,
+}
+
+/// A list marker waiting for the first line of its item.
+#[derive(Clone, Debug)]
+enum Marker {
+    /// A bullet or number, right-aligned at `right`.
+    Text { text: String, right: f32 },
+    /// A task box whose right edge is `right`.
+    Task { done: bool, right: f32 },
+}
+
+struct Layout<'a> {
+    style: &'a Style,
+    metrics: &'a dyn Metrics,
+    images: &'a mut dyn FnMut(&str) -> ImageAnswer,
+    page_w: f32,
+    page_h: f32,
+    pages: Vec<Vec<Draw>>,
+    /// Distance of the cursor from the top of the page.
+    y: f32,
+    left: f32,
+    right: f32,
+    /// x of the bar of each open block quote.
+    bars: Vec<f32>,
+    marker: Option<Marker>,
+    outline: Vec<OutlineEntry>,
+    missing: BTreeSet<char>,
+    numbers: [u32; 6],
+    body_face: Face,
+    /// Current text colour (quotes are lighter).
+    color: Rgb,
+    list_depth: usize,
+    /// The highest heading level used: numbering starts there (a chapter may begin at `##`).
+    top_level: u8,
+}
+
+/// The width of the bar of a block quote.
+const BAR: f32 = 2.0;
+
+impl Layout<'_> {
+    fn top(&self) -> f32 {
+        self.style.margins[0]
+    }
+
+    fn bottom(&self) -> f32 {
+        self.page_h - self.style.margins[2]
+    }
+
+    fn width(&self) -> f32 {
+        self.right - self.left
+    }
+
+    /// PDF y of a distance from the top.
+    fn pdf_y(&self, from_top: f32) -> f32 {
+        self.page_h - from_top
+    }
+
+    fn push(&mut self, draw: Draw) {
+        if let Some(page) = self.pages.last_mut() {
+            page.push(draw);
+        }
+    }
+
+    fn at_top(&self) -> bool {
+        self.y <= self.top() + 0.5
+    }
+
+    fn new_page(&mut self) {
+        self.pages.push(Vec::new());
+        self.y = self.top();
+    }
+
+    /// Starts a new page unless `h` more points fit on this one (or this one is still empty).
+    fn ensure(&mut self, h: f32) {
+        if self.y + h > self.bottom() + 0.01 && !self.at_top() {
+            self.new_page();
+        }
+    }
+
+    /// Moves down by `dy`, drawing the bars of open block quotes alongside.
+    fn advance(&mut self, dy: f32) {
+        let from = self.y;
+        let to = (self.y + dy).min(self.bottom());
+        if to > from {
+            for x in self.bars.clone() {
+                let (y1, y2) = (self.pdf_y(from), self.pdf_y(to));
+                self.push(Draw::Line { x1: x, y1, x2: x, y2, color: self.style.rule, width: BAR });
+            }
+        }
+        self.y += dy;
+    }
+
+    /// The space between two blocks (none at the top of a page).
+    fn gap(&mut self, lines: f32) {
+        if !self.at_top() {
+            self.advance(self.style.line() * lines);
+        }
+    }
+
+    fn text_look(&self, face: Face, size: f32) -> Look {
+        Look {
+            face,
+            size,
+            color: self.color,
+            bold: false,
+            italic: false,
+            code: false,
+            strike: false,
+            link: None,
+        }
+    }
+
+    fn link_color(&self) -> Rgb {
+        let a = self.style.accent;
+        if (a.0 - a.1).abs() < 0.05 && (a.1 - a.2).abs() < 0.05 { Rgb::hex(0x1F4E99) } else { a }
+    }
+
+    /// The advance of `ch` in `face` at `size`, falling back from mono and serif to sans, and to
+    /// 〓 when no face has it.
+    fn measure(&mut self, face: Face, ch: char, size: f32) -> (Face, char, f32) {
+        if let Some(a) = self.metrics.advance(face, ch) {
+            return (face, ch, a * size);
+        }
+        if face != Face::Sans
+            && let Some(a) = self.metrics.advance(Face::Sans, ch)
+        {
+            return (Face::Sans, ch, a * size);
+        }
+        self.missing.insert(ch);
+        let a = self.metrics.advance(Face::Sans, '〓').unwrap_or(1.0);
+        (Face::Sans, '〓', a * size)
+    }
+
+    /// Measures spans into pieces.
+    fn shape(&mut self, spans: &[Span], base: &Look, shaped: &mut Shaped) {
+        for span in spans {
+            let mut look = base.clone();
+            look.bold |= span.bold;
+            look.italic |= span.italic;
+            look.strike |= span.strike;
+            if span.code {
+                look.code = true;
+                look.size = base.size * 0.92;
+            }
+            if let Some(link) = &span.link {
+                look.link = Some(link.clone());
+                look.color = self.link_color();
+            }
+            for ch in span.text.chars() {
+                let chars: &[char] = match ch {
+                    '\t' if span.code => &[' ', ' ', ' ', ' '],
+                    '\t' | '\r' => &[' '],
+                    c if c.is_control() && c != '\n' => &[],
+                    _ => &[ch],
+                };
+                for &c in chars {
+                    if c == '\n' {
+                        shaped.pieces.push(Piece { ch: '\n', width: 0.0 });
+                        let index = self.look_index(shaped, &look);
+                        shaped.look_of.push(index);
+                        continue;
+                    }
+                    let face = if look.code && c.is_ascii() { Face::Mono } else { base.face };
+                    let (face, drawn, width) = self.measure(face, c, look.size);
+                    let mut l = look.clone();
+                    l.face = face;
+                    shaped.pieces.push(Piece { ch: drawn, width });
+                    let index = self.look_index(shaped, &l);
+                    shaped.look_of.push(index);
+                }
+            }
+        }
+    }
+
+    fn look_index(&self, shaped: &mut Shaped, look: &Look) -> usize {
+        match shaped.looks.iter().position(|l| l == look) {
+            Some(i) => i,
+            None => {
+                shaped.looks.push(look.clone());
+                shaped.looks.len() - 1
+            }
+        }
+    }
+
+    /// Draws a pending list marker on the line whose baseline is `baseline` (PDF y).
+    fn draw_marker(&mut self, baseline: f32, size: f32) {
+        let Some(marker) = self.marker.take() else { return };
+        match marker {
+            Marker::Text { text, right } => {
+                // The full-width fallbacks ● ○ ■ are heavy next to text: draw them smaller.
+                let size = if matches!(text.as_str(), "●" | "○" | "■") { size * 0.6 } else { size };
+                let mut w = 0.0;
+                let face = self.body_face;
+                for ch in text.chars() {
+                    w += self.measure(face, ch, size).2;
+                }
+                self.push(Draw::Text {
+                    x: right - w,
+                    y: baseline,
+                    face,
+                    size,
+                    color: self.style.accent,
+                    bold: false,
+                    italic: false,
+                    text,
+                });
+            }
+            Marker::Task { done, right } => {
+                let s = size * 0.78;
+                let (x, y) = (right - s, baseline - size * 0.08);
+                self.push(Draw::Rect {
+                    x,
+                    y,
+                    w: s,
+                    h: s,
+                    fill: None,
+                    stroke: Some((self.style.accent, 0.7)),
+                });
+                if done {
+                    let c = self.style.accent;
+                    self.push(Draw::Line {
+                        x1: x + s * 0.18,
+                        y1: y + s * 0.5,
+                        x2: x + s * 0.42,
+                        y2: y + s * 0.2,
+                        color: c,
+                        width: 1.1,
+                    });
+                    self.push(Draw::Line {
+                        x1: x + s * 0.42,
+                        y1: y + s * 0.2,
+                        x2: x + s * 0.85,
+                        y2: y + s * 0.85,
+                        color: c,
+                        width: 1.1,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Lays out shaped text as wrapped lines between `left` and `right`.
+    fn paragraph(&mut self, shaped: &Shaped, align: Align, leading: f32) {
+        let lines = break_lines(&shaped.pieces, self.width(), Mode::Prose);
+        for range in lines {
+            let size = range
+                .clone()
+                .map(|i| shaped.looks[shaped.look_of[i]].size)
+                .fold(0.0_f32, f32::max)
+                .max(shaped.looks.first().map_or(self.style.body, |l| l.size));
+            let lh = size * leading;
+            self.ensure(lh);
+            let baseline = self.pdf_y(self.y + (lh - size) / 2.0 + size * 0.86);
+            self.draw_marker(baseline, size);
+            let width: f32 = range.clone().map(|i| shaped.pieces[i].width).sum();
+            let x = match align {
+                Align::Left => self.left,
+                Align::Center => self.left + (self.width() - width).max(0.0) / 2.0,
+                Align::Right => self.left + (self.width() - width).max(0.0),
+            };
+            self.runs(shaped, range, x, baseline);
+            self.advance(lh);
+        }
+    }
+
+    /// Draws pieces `range` of `shaped` from `x` on `baseline`, one text operation per look.
+    fn runs(&mut self, shaped: &Shaped, range: std::ops::Range<usize>, mut x: f32, baseline: f32) {
+        let mut i = range.start;
+        while i < range.end {
+            let look_index = shaped.look_of[i];
+            let look = &shaped.looks[look_index];
+            let mut j = i;
+            let mut text = String::new();
+            let mut w = 0.0;
+            while j < range.end && shaped.look_of[j] == look_index {
+                let p = shaped.pieces[j];
+                if p.ch != '\n' {
+                    text.push(p.ch);
+                }
+                w += p.width;
+                j += 1;
+            }
+            let size = look.size;
+            if look.code {
+                self.push(Draw::Rect {
+                    x: x - 0.5,
+                    y: baseline - size * 0.25,
+                    w: w + 1.0,
+                    h: size * 1.15,
+                    fill: Some(self.style.tint),
+                    stroke: None,
+                });
+            }
+            if !text.trim().is_empty() {
+                self.push(Draw::Text {
+                    x,
+                    y: baseline,
+                    face: look.face,
+                    size,
+                    color: look.color,
+                    bold: look.bold,
+                    italic: look.italic,
+                    text,
+                });
+            }
+            if look.strike {
+                let y = baseline + size * 0.32;
+                self.push(Draw::Line {
+                    x1: x,
+                    y1: y,
+                    x2: x + w,
+                    y2: y,
+                    color: look.color,
+                    width: size * 0.06,
+                });
+            }
+            if let Some(target) = &look.link {
+                let y = baseline - size * 0.12;
+                self.push(Draw::Line { x1: x, y1: y, x2: x + w, y2: y, color: look.color, width: 0.4 });
+                self.push(Draw::Link {
+                    x,
+                    y: baseline - size * 0.25,
+                    w,
+                    h: size * 1.2,
+                    target: target.clone(),
+                });
+            }
+            x += w;
+            i = j;
+        }
+    }
+
+    fn blocks(&mut self, blocks: &[Block]) {
+        for (i, block) in blocks.iter().enumerate() {
+            self.block(block, i == 0);
+        }
+        if self.marker.is_some() {
+            // An empty list item: its marker on a line of its own.
+            let size = self.style.body;
+            let lh = self.style.line();
+            self.ensure(lh);
+            let baseline = self.pdf_y(self.y + (lh - size) / 2.0 + size * 0.86);
+            self.draw_marker(baseline, size);
+            self.advance(lh);
+        }
+    }
+
+    fn block(&mut self, block: &Block, first: bool) {
+        let gap = if self.list_depth > 0 { self.style.gap * 0.4 } else { self.style.gap };
+        match block {
+            Block::Heading { level, spans } => self.heading(*level, spans, first),
+            Block::Paragraph(spans) => {
+                if !first {
+                    self.gap(gap);
+                }
+                let base = self.text_look(self.body_face, self.style.body);
+                let mut shaped = Shaped::default();
+                if self.style.indent && self.list_depth == 0 && self.bars.is_empty() {
+                    // 字下げ: one full-width space, not drawn.
+                    shaped.pieces.push(Piece { ch: '\u{3000}', width: self.style.body });
+                    shaped.look_of.push(0);
+                    shaped.looks.push(base.clone());
+                }
+                self.shape(spans, &base, &mut shaped);
+                self.paragraph(&shaped, Align::Left, self.style.leading);
+            }
+            Block::List { start, items } => {
+                if !first {
+                    self.gap(gap);
+                }
+                self.list(*start, items);
+            }
+            Block::Quote(blocks) => {
+                if !first {
+                    self.gap(gap);
+                }
+                let (left, color) = (self.left, self.color);
+                self.bars.push(self.left + BAR / 2.0);
+                self.left += self.style.body * 1.2;
+                self.color = Rgb(
+                    color.0 * 0.55 + 0.45 * 0.35,
+                    color.1 * 0.55 + 0.45 * 0.35,
+                    color.2 * 0.55 + 0.45 * 0.35,
+                );
+                self.blocks(blocks);
+                self.bars.pop();
+                self.left = left;
+                self.color = color;
+            }
+            Block::Code { lang, text } => {
+                if !first {
+                    self.gap(gap);
+                }
+                self.code(lang, text);
+            }
+            Block::Table { aligns, header, rows } => {
+                if !first {
+                    self.gap(gap);
+                }
+                self.table(aligns, header, rows);
+            }
+            Block::Rule => {
+                if !first {
+                    self.gap(gap);
+                }
+                self.rule();
+            }
+            Block::Image { src, alt } => {
+                if !first {
+                    self.gap(gap);
+                }
+                self.image(src, alt);
+            }
+        }
+    }
+
+    fn title(&mut self, title: &str) {
+        let size = self.style.body * 2.1;
+        let mut shaped = Shaped::default();
+        let mut look = self.text_look(self.body_face, size);
+        look.bold = true;
+        look.color = self.style.accent;
+        self.shape(&[Span { text: title.to_owned(), ..Span::default() }], &look, &mut shaped);
+        self.advance(self.style.line() * 1.5);
+        self.paragraph(&shaped, Align::Center, 1.35);
+        self.advance(self.style.line() * 0.5);
+        let (x1, x2) = (self.left + self.width() * 0.2, self.right - self.width() * 0.2);
+        let y = self.pdf_y(self.y);
+        self.push(Draw::Line { x1, y1: y, x2, y2: y, color: self.style.accent, width: 0.8 });
+        self.advance(self.style.line() * 2.0);
+    }
+
+    fn heading(&mut self, level: u8, spans: &[Span], first: bool) {
+        let style = self.style;
+        let level = level.clamp(1, 6);
+        let scale = style.heading_scale[usize::from(level) - 1];
+        let size = style.body * scale;
+        let mut label = String::new();
+        let rank = level.saturating_sub(self.top_level) + 1;
+        if style.numbered && rank <= 3 {
+            let i = usize::from(rank) - 1;
+            self.numbers[i] += 1;
+            for n in &mut self.numbers[i + 1..] {
+                *n = 0;
+            }
+
+            let parts: Vec<String> = self.numbers[..=i].iter().map(u32::to_string).collect();
+            label = parts.join(".");
+            if rank == 1 {
+                label.push('.');
+            }
+            label.push('\u{3000}');
+        }
+        let shown = format!("{label}{}", plain(spans));
+        // Book styles open each chapter on a new page.
+        if level == 1 && style.heading == HeadingLook::Ruled && !self.at_top() {
+            self.new_page();
+        }
+        if !first && !self.at_top() {
+            self.advance(style.line() * (style.gap + if level <= 2 { 0.9 } else { 0.5 }));
+        }
+        // Keep the heading with the start of what follows (a code block or table needs a few
+        // lines before it starts on a page).
+        self.ensure(size * 1.5 + style.line() * 4.5);
+        let top = self.pdf_y(self.y);
+        self.outline.push(OutlineEntry {
+            level,
+            title: shown.trim().to_owned(),
+            page: self.pages.len() - 1,
+            y: top,
+        });
+
+        let mut look = self.text_look(self.body_face, size);
+        look.bold = level <= 4;
+        look.color = if level <= 2 { style.accent } else { style.text };
+        let mut shaped = Shaped::default();
+        if !label.is_empty() {
+            self.shape(&[Span { text: label, ..Span::default() }], &look, &mut shaped);
+        }
+        self.shape(spans, &look, &mut shaped);
+        let align =
+            if level == 1 && style.heading == HeadingLook::Ruled { Align::Center } else { Align::Left };
+        let (x1, x2) = (self.left, self.right);
+        match (style.heading, level) {
+            (HeadingLook::Ruled, 1) => {
+                let y = self.pdf_y(self.y);
+                self.push(Draw::Line { x1, y1: y, x2, y2: y, color: style.rule, width: 1.2 });
+                self.advance(size * 0.5);
+            }
+            (HeadingLook::Bar, 1 | 2) => {
+                let h = size * 1.35;
+                let w = if level == 1 { 4.0 } else { 3.0 };
+                let y = self.pdf_y(self.y + h);
+                self.push(Draw::Rect { x: x1, y, w, h, fill: Some(style.accent), stroke: None });
+                self.left += w + size * 0.45;
+            }
+            _ => {}
+        }
+        self.paragraph(&shaped, align, 1.35);
+        self.left = x1;
+        let y = self.pdf_y(self.y + size * 0.15);
+        match (style.heading, level) {
+            (HeadingLook::Plain, 1) => {
+                self.push(Draw::Line { x1, y1: y, x2, y2: y, color: style.rule, width: 0.6 });
+            }
+            (HeadingLook::Ruled, 1) => {
+                self.advance(size * 0.3);
+                let y = self.pdf_y(self.y);
+                self.push(Draw::Line { x1, y1: y, x2, y2: y, color: style.rule, width: 1.2 });
+            }
+            (HeadingLook::Ruled, 2) => {
+                self.push(Draw::Line {
+                    x1,
+                    y1: y,
+                    x2: x1 + size * 3.0,
+                    y2: y,
+                    color: style.accent,
+                    width: 0.8,
+                });
+            }
+            (HeadingLook::Bar, 1) => {
+                self.push(Draw::Line { x1, y1: y, x2, y2: y, color: style.accent, width: 0.8 });
+            }
+            (HeadingLook::Underlined, 1) => {
+                self.push(Draw::Line { x1, y1: y, x2, y2: y, color: style.accent, width: 1.6 });
+            }
+            (HeadingLook::Underlined, 2) => {
+                self.push(Draw::Line { x1, y1: y, x2, y2: y, color: style.rule, width: 0.5 });
+            }
+            _ => {}
+        }
+        self.advance(style.line() * 0.35);
+    }
+
+    fn list(&mut self, start: Option<u64>, items: &[Item]) {
+        let size = self.style.body;
+        let depth = self.list_depth;
+        let bullet = self.bullet(depth);
+        let numbers = start.map(|s| {
+            let last = s + items.len().saturating_sub(1) as u64;
+            let widest: f32 =
+                format!("{last}.").chars().map(|c| self.measure(self.body_face, c, size).2).sum();
+            (s, widest)
+        });
+        let marker_w = match numbers {
+            Some((_, w)) => w + size * 0.5,
+            None => size * 1.3,
+        };
+        let left = self.left;
+        self.list_depth += 1;
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.advance(self.style.line() * self.style.gap * 0.25);
+            }
+            let right = left + marker_w - size * 0.35;
+            self.marker = Some(match (item.task, numbers) {
+                (Some(done), _) => Marker::Task { done, right },
+                (None, Some((s, _))) => Marker::Text { text: format!("{}.", s + i as u64), right },
+                (None, None) => Marker::Text { text: bullet.to_string(), right },
+            });
+            self.left = left + marker_w;
+            self.blocks(&item.blocks);
+            self.left = left;
+        }
+        self.list_depth -= 1;
+    }
+
+    fn bullet(&mut self, depth: usize) -> char {
+        let candidates: &[char] = match depth % 3 {
+            0 => &['•', '●', '・'],
+            1 => &['◦', '○', '・'],
+            _ => &['▪', '■', '・'],
+        };
+        candidates.iter().copied().find(|c| self.metrics.advance(self.body_face, *c).is_some()).unwrap_or('-')
+    }
+
+    fn code(&mut self, _lang: &str, text: &str) {
+        let style = self.style;
+        let size = style.body * style.code_scale;
+        let lh = size * 1.45;
+        let pad = size * 0.6;
+        let numbered = style.code == CodeLook::Numbered;
+        let source_lines: Vec<&str> = text.split('\n').collect();
+        let gutter = if numbered {
+            let digits = source_lines.len().to_string().len() as f32;
+            size * 0.6 * (digits + 1.5)
+        } else {
+            0.0
+        };
+        let accent_bar = if style.code == CodeLook::Accent { 3.0 } else { 0.0 };
+        let inner_left = self.left + pad + gutter + accent_bar;
+        let inner_w = (self.right - pad - inner_left).max(size * 4.0);
+        // Wrap every source line; remember which visual line starts a source line.
+        let mut lines: Vec<(Option<usize>, Shaped)> = Vec::new();
+        for (n, line) in source_lines.iter().enumerate() {
+            let mut shaped = Shaped::default();
+            let mut look = self.text_look(Face::Mono, size);
+            look.color = style.text;
+            self.shape(
+                &[Span { text: (*line).to_owned(), code: false, ..Span::default() }],
+                &Look { face: Face::Mono, ..look.clone() },
+                &mut shaped,
+            );
+            // `shape` put non-ASCII characters in the mono face only if it has them: fix faces.
+            let ranges = break_lines(&shaped.pieces, inner_w, Mode::Code);
+            for (k, r) in ranges.into_iter().enumerate() {
+                let part = Shaped {
+                    pieces: shaped.pieces[r.clone()].to_vec(),
+                    look_of: shaped.look_of[r].to_vec(),
+                    looks: shaped.looks.clone(),
+                };
+                lines.push(((k == 0).then_some(n + 1), part));
+            }
+        }
+        let mut idx = 0;
+        while idx < lines.len() {
+            let avail = self.bottom() - self.y - 2.0 * pad;
+            let fit = (avail / lh).floor().max(0.0) as usize;
+            let remaining = lines.len() - idx;
+            if (fit == 0 || (fit < 2 && remaining >= 2)) && !self.at_top() {
+                self.new_page();
+                continue;
+            }
+            let take = remaining.min(fit.max(1));
+            let h = take as f32 * lh + 2.0 * pad;
+            let (x, y, w) = (self.left, self.pdf_y(self.y + h), self.right - self.left);
+            match style.code {
+                CodeLook::Filled => {
+                    self.push(Draw::Rect { x, y, w, h, fill: Some(style.tint), stroke: None });
+                }
+                CodeLook::Framed => {
+                    self.push(Draw::Rect { x, y, w, h, fill: None, stroke: Some((style.rule, 0.6)) });
+                }
+                CodeLook::Accent => {
+                    self.push(Draw::Rect { x, y, w, h, fill: Some(style.tint), stroke: None });
+                    self.push(Draw::Rect { x, y, w: accent_bar, h, fill: Some(style.accent), stroke: None });
+                }
+                CodeLook::Numbered => {
+                    self.push(Draw::Rect {
+                        x,
+                        y,
+                        w,
+                        h,
+                        fill: Some(style.tint),
+                        stroke: Some((style.rule, 0.5)),
+                    });
+                    let gx = x + pad + gutter - size * 0.5;
+                    self.push(Draw::Line { x1: gx, y1: y, x2: gx, y2: y + h, color: style.rule, width: 0.4 });
+                }
+                CodeLook::Rules => {
+                    let top = y + h;
+                    self.push(Draw::Line {
+                        x1: x,
+                        y1: top,
+                        x2: x + w,
+                        y2: top,
+                        color: style.rule,
+                        width: 0.6,
+                    });
+                    self.push(Draw::Line { x1: x, y1: y, x2: x + w, y2: y, color: style.rule, width: 0.6 });
+                }
+            }
+            self.advance(pad);
+            for (number, shaped) in &lines[idx..idx + take] {
+                let baseline = self.pdf_y(self.y + (lh - size) / 2.0 + size * 0.82);
+                self.draw_marker(baseline, style.body);
+                if numbered && let Some(n) = number {
+                    let label = n.to_string();
+                    let lw = label.len() as f32 * size * 0.6;
+                    self.push(Draw::Text {
+                        x: self.left + pad + gutter - size * 0.9 - lw,
+                        y: baseline,
+                        face: Face::Mono,
+                        size,
+                        color: style.rule,
+                        bold: false,
+                        italic: false,
+                        text: label,
+                    });
+                }
+                self.runs(shaped, 0..shaped.pieces.len(), inner_left, baseline);
+                self.advance(lh);
+            }
+            self.advance(pad);
+            idx += take;
+            if idx < lines.len() {
+                self.new_page();
+            }
+        }
+    }
+
+    fn rule(&mut self) {
+        let style = self.style;
+        let lh = style.line();
+        self.ensure(lh);
+        let y = self.pdf_y(self.y + lh / 2.0);
+        let (x1, x2, color, width) = match style.heading {
+            HeadingLook::Ruled => {
+                let c = self.left + self.width() / 2.0;
+                (c - self.width() * 0.15, c + self.width() * 0.15, style.rule, 0.8)
+            }
+            HeadingLook::Bar => (self.left, self.right, style.accent, 1.0),
+            _ => (self.left, self.right, style.rule, 0.5),
+        };
+        self.push(Draw::Line { x1, y1: y, x2, y2: y, color, width });
+        self.advance(lh);
+    }
+
+    fn image(&mut self, src: &str, alt: &str) {
+        let style = self.style;
+        let max_w = self.width();
+        let max_h = (self.bottom() - self.top()) * 0.8;
+        let answer = (self.images)(src);
+        match answer {
+            Ok((id, pw, ph)) => {
+                // Pixels at 96 per inch, shrunk to fit (never enlarged).
+                let (w0, h0) = (pw.max(1) as f32 * 0.75, ph.max(1) as f32 * 0.75);
+                let k = (max_w / w0).min(max_h / h0).min(1.0);
+                let (w, h) = (w0 * k, h0 * k);
+                self.ensure(h);
+                let x = self.left + (max_w - w) / 2.0;
+                let y = self.pdf_y(self.y + h);
+                self.push(Draw::Image { id, x, y, w, h });
+                self.advance(h);
+                if !alt.trim().is_empty() {
+                    self.caption(alt);
+                }
+            }
+            Err(reason) => {
+                let size = style.body * 0.85;
+                let lh = size * 1.5;
+                let mut shaped = Shaped::default();
+                let look = Look { color: style.rule, ..self.text_look(self.body_face, size) };
+                let label = if alt.trim().is_empty() { src.to_owned() } else { format!("{alt}（{src}）") };
+                self.shape(
+                    &[Span { text: format!("［画像なし］{label}\n{reason}"), ..Span::default() }],
+                    &look,
+                    &mut shaped,
+                );
+                let inner = max_w * 0.8 - size * 2.0;
+                let lines = break_lines(&shaped.pieces, inner, Mode::Prose);
+                let h = lines.len() as f32 * lh + size * 2.0;
+                self.ensure(h);
+                let x = self.left + max_w * 0.1;
+                let y = self.pdf_y(self.y + h);
+                self.push(Draw::Rect {
+                    x,
+                    y,
+                    w: max_w * 0.8,
+                    h,
+                    fill: Some(Rgb::hex(0xFAFAFA)),
+                    stroke: Some((style.rule, 0.6)),
+                });
+                self.advance(size);
+                for r in lines {
+                    let baseline = self.pdf_y(self.y + (lh - size) / 2.0 + size * 0.86);
+                    self.runs(&shaped, r, x + size, baseline);
+                    self.advance(lh);
+                }
+                self.advance(size);
+            }
+        }
+    }
+
+    fn caption(&mut self, text: &str) {
+        let size = self.style.body * 0.85;
+        let mut shaped = Shaped::default();
+        let look = Look { color: self.style.rule, ..self.text_look(self.body_face, size) };
+        self.shape(&[Span { text: text.to_owned(), ..Span::default() }], &look, &mut shaped);
+        self.advance(size * 0.3);
+        self.paragraph(&shaped, Align::Center, 1.4);
+    }
+
+    fn table(&mut self, aligns: &[Align], header: &[Vec<Span>], rows: &[Vec<Vec<Span>>]) {
+        let style = self.style;
+        let size = style.body * 0.92;
+        let lh = size * 1.45;
+        let (hpad, vpad) = (size * 0.45, size * 0.3);
+        let columns = header.len().max(rows.iter().map(Vec::len).max().unwrap_or(0)).max(1);
+        let avail = self.width();
+        let header_look = {
+            let mut l = self.text_look(self.body_face, size);
+            l.bold = true;
+            if style.table == TableLook::Banded {
+                l.color = Rgb::WHITE;
+            }
+            l
+        };
+        let body_look = Look { color: style.text, ..self.text_look(self.body_face, size) };
+        let shape_row = |this: &mut Self, cells: &[Vec<Span>], look: &Look| -> Vec<Shaped> {
+            (0..columns)
+                .map(|c| {
+                    let mut s = Shaped::default();
+                    if let Some(cell) = cells.get(c) {
+                        this.shape(cell, look, &mut s);
+                    }
+                    s
+                })
+                .collect()
+        };
+        let head = shape_row(self, header, &header_look);
+        let body: Vec<Vec<Shaped>> = rows.iter().map(|r| shape_row(self, r, &body_look)).collect();
+
+        // Column widths from content: natural (one line) and minimum (longest unbreakable part).
+        let mut natural = vec![size; columns];
+        let mut minimum = vec![size; columns];
+        for row in std::iter::once(&head).chain(body.iter()) {
+            for (c, cell) in row.iter().enumerate() {
+                let (nat, min) = widths(&cell.pieces);
+                natural[c] = natural[c].max(nat);
+                // Short words (up to four characters) are not broken either.
+                minimum[c] = minimum[c].max(min.max(nat.min(size * 4.0)).min(avail * 0.3));
+            }
+        }
+        let inner = avail - 2.0 * hpad * columns as f32;
+        let total_nat: f32 = natural.iter().sum();
+        let total_min: f32 = minimum.iter().sum();
+        let cols: Vec<f32> = if total_nat <= inner {
+            natural.clone()
+        } else if total_min >= inner {
+            minimum.iter().map(|m| m * inner / total_min).collect()
+        } else {
+            let spare = inner - total_min;
+            let stretch: f32 = natural.iter().zip(&minimum).map(|(n, m)| n - m).sum::<f32>().max(0.01);
+            natural.iter().zip(&minimum).map(|(n, m)| m + (n - m) * spare / stretch).collect()
+        };
+        let col_w: Vec<f32> = cols.iter().map(|w| w + 2.0 * hpad).collect();
+        let table_w: f32 = col_w.iter().sum();
+        let x0 = self.left;
+
+        let lines_of = |row: &[Shaped]| -> Vec<Vec<std::ops::Range<usize>>> {
+            row.iter().zip(&cols).map(|(s, w)| break_lines(&s.pieces, *w + 0.5, Mode::Prose)).collect()
+        };
+        let head_lines = lines_of(&head);
+        let head_h = head_lines.iter().map(Vec::len).max().unwrap_or(1) as f32 * lh + 2.0 * vpad;
+
+        // The whole header plus the first row should start on one page.
+        let first_h = body
+            .first()
+            .map_or(0.0, |r| lines_of(r).iter().map(Vec::len).max().unwrap_or(1) as f32 * lh + 2.0 * vpad);
+        self.ensure(head_h + first_h.min(lh * 3.0 + 2.0 * vpad));
+        let rule_top = |this: &mut Self, width: f32| {
+            let y = this.pdf_y(this.y);
+            this.push(Draw::Line { x1: x0, y1: y, x2: x0 + table_w, y2: y, color: style.rule, width });
+        };
+        let draw_header = |this: &mut Self| {
+            if style.table == TableLook::Booktabs {
+                rule_top(this, 1.0);
+            }
+            this.row(&head, &head_lines, 0, &col_w, aligns, (hpad, vpad, lh, size), true);
+            if style.table == TableLook::Booktabs {
+                rule_top(this, 0.5);
+            }
+        };
+        draw_header(self);
+        for row in &body {
+            let lines = lines_of(row);
+            let count = lines.iter().map(Vec::len).max().unwrap_or(1);
+            let mut from = 0;
+            loop {
+                let left = count - from;
+                let need = left as f32 * lh + 2.0 * vpad;
+                let room = self.bottom() - self.y;
+                if need <= room + 0.01 {
+                    self.row(row, &lines, from, &col_w, aligns, (hpad, vpad, lh, size), false);
+                    break;
+                }
+                let fit = ((room - 2.0 * vpad) / lh).floor().max(0.0) as usize;
+                let page_body = self.bottom() - self.top() - head_h;
+                if fit == 0 || (from == 0 && need <= page_body) {
+                    // Move the row to the next page (it fits there), or nothing fits here.
+                    if style.table == TableLook::Booktabs {
+                        rule_top(self, 1.0);
+                    }
+                    self.new_page();
+                    draw_header(self);
+                    continue;
+                }
+                let mut part = lines.clone();
+                for cell in &mut part {
+                    cell.truncate(from + fit);
+                }
+                self.row(row, &part, from, &col_w, aligns, (hpad, vpad, lh, size), false);
+                from += fit;
+                if style.table == TableLook::Booktabs {
+                    rule_top(self, 1.0);
+                }
+                self.new_page();
+                draw_header(self);
+            }
+        }
+        if style.table == TableLook::Booktabs {
+            rule_top(self, 1.0);
+        }
+    }
+
+    /// Draws lines `from..` of one table row at the cursor and moves below it.
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        &mut self,
+        cells: &[Shaped],
+        lines: &[Vec<std::ops::Range<usize>>],
+        from: usize,
+        col_w: &[f32],
+        aligns: &[Align],
+        (hpad, vpad, lh, size): (f32, f32, f32, f32),
+        header: bool,
+    ) {
+        let style = self.style;
+        let count = lines.iter().map(|l| l.len().saturating_sub(from)).max().unwrap_or(0).max(1);
+        let h = count as f32 * lh + 2.0 * vpad;
+        let top = self.y;
+        let y = self.pdf_y(top + h);
+        let mut x = self.left;
+        for (c, w) in col_w.iter().enumerate() {
+            let (fill, stroke) = match (style.table, header) {
+                (TableLook::Grid, true) => (Some(style.tint), Some((style.rule, 0.5))),
+                (TableLook::Grid, false) => (None, Some((style.rule, 0.5))),
+                (TableLook::Banded, true) => (Some(style.accent), None),
+                _ => (None, None),
+            };
+            if fill.is_some() || stroke.is_some() {
+                self.push(Draw::Rect { x, y, w: *w, h, fill, stroke });
+            }
+            if let (Some(cell), Some(cell_lines)) = (cells.get(c), lines.get(c)) {
+                let align = aligns.get(c).copied().unwrap_or(Align::Left);
+                for (k, r) in cell_lines.iter().skip(from).enumerate() {
+                    let lw: f32 = r.clone().map(|i| cell.pieces[i].width).sum();
+                    let inner = w - 2.0 * hpad;
+                    let lx = match align {
+                        Align::Left => x + hpad,
+                        Align::Center => x + hpad + (inner - lw).max(0.0) / 2.0,
+                        Align::Right => x + hpad + (inner - lw).max(0.0),
+                    };
+                    let baseline = self.pdf_y(top + vpad + k as f32 * lh + (lh - size) / 2.0 + size * 0.86);
+                    self.runs(cell, r.clone(), lx, baseline);
+                }
+            }
+            x += w;
+        }
+        if style.table == TableLook::Banded {
+            let table_w: f32 = col_w.iter().sum();
+            self.push(Draw::Line {
+                x1: self.left,
+                y1: y,
+                x2: self.left + table_w,
+                y2: y,
+                color: style.rule,
+                width: 0.5,
+            });
+        }
+        self.advance(h);
+    }
+
+    /// Page numbers (and the running title) on every page.
+    fn folios(&mut self, title: &str) {
+        let style = self.style;
+        let total = self.pages.len();
+        let size = style.body * 0.8;
+        let y = style.margins[2] * 0.45;
+        let face = self.body_face;
+        for p in 0..total {
+            let n = p + 1;
+            let text = match style.folio {
+                Folio::Centered => n.to_string(),
+                Folio::Dashed => format!("— {n} —"),
+                Folio::OfTotal => format!("{n} / {total}"),
+                Folio::Running => n.to_string(),
+            };
+            let w: f32 = text.chars().map(|c| self.measure(face, c, size).2).sum();
+            let (l, r) = (style.margins[3], self.page_w - style.margins[1]);
+            let x = match style.folio {
+                Folio::Centered | Folio::Dashed => (l + r - w) / 2.0,
+                Folio::OfTotal | Folio::Running => r - w,
+            };
+            let mut ops =
+                vec![Draw::Text { x, y, face, size, color: style.rule, bold: false, italic: false, text }];
+            if style.folio == Folio::Running {
+                let ly = y + size * 1.3;
+                ops.push(Draw::Line { x1: l, y1: ly, x2: r, y2: ly, color: style.rule, width: 0.4 });
+                let mut shown = String::new();
+                let mut tw = 0.0;
+                for c in title.chars() {
+                    let cw = self.measure(face, c, size).2;
+                    if tw + cw > (r - l) * 0.7 {
+                        shown.push('…');
+                        break;
+                    }
+                    tw += cw;
+                    shown.push(c);
+                }
+                if !shown.trim().is_empty() {
+                    ops.push(Draw::Text {
+                        x: l,
+                        y,
+                        face,
+                        size,
+                        color: style.rule,
+                        bold: false,
+                        italic: false,
+                        text: shown,
+                    });
+                }
+            }
+            self.pages[p].extend(ops);
+        }
+    }
+}
+
+/// The natural (one-line) width and the widest unbreakable part of `pieces`.
+fn widths(pieces: &[Piece]) -> (f32, f32) {
+    let (mut line, mut natural) = (0.0_f32, 0.0_f32);
+    let (mut part, mut widest) = (0.0_f32, 0.0_f32);
+    for (i, p) in pieces.iter().enumerate() {
+        if p.ch == '\n' {
+            natural = natural.max(line);
+            line = 0.0;
+            widest = widest.max(part);
+            part = 0.0;
+            continue;
+        }
+        if i > 0 && can_break(pieces[i - 1].ch, p.ch) {
+            widest = widest.max(part);
+            part = 0.0;
+        }
+        line += p.width;
+        if p.ch != ' ' {
+            part += p.width;
+        }
+    }
+    (natural.max(line), widest.max(part))
+}
