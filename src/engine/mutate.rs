@@ -51,11 +51,11 @@ impl Engine {
         )
     }
 
-    /// Removes the temp files that killed writes left beside the Markdown, under the mutation
-    /// lock (so no write of any process is in flight). Runs before every reindex and when the
-    /// server starts; a failure is logged, never fatal.
+    /// Removes the temp files that killed writes left beside the Markdown (writes still in
+    /// flight, in any process, are recognised by their process id and left alone). Runs before
+    /// every reindex and a second after the server starts; a failure is logged, never fatal.
     pub fn sweep_temp_files(&self) {
-        let outcome = self.mutation_lock().and_then(|_lock| self.core.workspace.sweep_temp_files());
+        let outcome = self.core.workspace.sweep_temp_files();
         match outcome {
             Ok(removed) if !removed.is_empty() => tracing::warn!(
                 "removed {} temp file(s) left by an interrupted write: {}",

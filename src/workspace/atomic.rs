@@ -43,6 +43,39 @@ pub fn replace_file_atomic(path: &Path, what: &str, fill: impl FnOnce(&Path) -> 
     Ok(())
 }
 
+/// How old a temp file of unknown origin must be before a sweep removes it (a name without a
+/// process id, or a platform where liveness cannot be checked).
+const ORPHAN_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Whether the temp file `name` (with `modified` time) was left by a write that can no longer
+/// finish: its process (named in the file name) is gone. Without a usable process id it must
+/// be older than [`ORPHAN_AGE`]. Files of this process are never orphans (its writes clean up
+/// after themselves).
+pub(super) fn temp_file_is_orphan(name: &str, modified: std::time::SystemTime) -> bool {
+    let pid = name
+        .strip_prefix(TEMP_PREFIX)
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(pid, _)| u32::from_str_radix(pid, 16).ok());
+    match pid.map(|pid| (pid, process_alive(pid))) {
+        Some((pid, _)) if pid == std::process::id() => false,
+        Some((_, Some(alive))) => !alive,
+        _ => modified.elapsed().is_ok_and(|age| age >= ORPHAN_AGE),
+    }
+}
+
+/// Whether process `pid` exists (`None`: cannot tell on this platform).
+fn process_alive(pid: u32) -> Option<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        Some(Path::new("/proc").join(pid.to_string()).exists())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        None
+    }
+}
+
 /// Flushes a directory entry change to disk (best effort; not available on every platform).
 pub(super) fn sync_dir(dir: &Path) {
     #[cfg(unix)]
@@ -73,7 +106,9 @@ impl TempFile {
             // Each `RandomState` is freshly keyed, so the two halves differ.
             let hi = RandomState::new().hash_one(seed);
             let lo = RandomState::new().hash_one(seed);
-            let path = dir.join(format!("{TEMP_PREFIX}{hi:016x}{lo:016x}"));
+            // The creating process's id comes first, so a sweep can tell a live write from one
+            // whose process died (`temp_file_is_orphan`).
+            let path = dir.join(format!("{TEMP_PREFIX}{:x}-{hi:016x}{lo:016x}", std::process::id()));
             match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
                 Ok(file) => return Ok((TempFile { path, armed: true }, file)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last_err = Some(e),

@@ -103,11 +103,16 @@ impl Workspace {
     }
 
     /// Removes the temp files that interrupted atomic writes left behind (a process killed
-    /// between writing a temp file and renaming it) and returns their root-relative paths. The
-    /// caller must hold the mutation lock, so that no write of any process is in flight.
+    /// between writing a temp file and renaming it) and returns their root-relative paths. A
+    /// temp file whose process is still running (a write in flight, here or in another server)
+    /// is left alone: see `atomic::temp_file_is_orphan`.
     pub fn sweep_temp_files(&self) -> Result<Vec<String>> {
         let mut found = Vec::new();
-        self.walk(&|_| true, true, &mut |path, _| found.push(path))?;
+        self.walk(&|_| true, true, &mut |path, meta| {
+            if super::atomic::temp_file_is_orphan(path.file_name(), modified(meta)) {
+                found.push(path);
+            }
+        })?;
         let mut removed = Vec::new();
         for path in found {
             match fs::remove_file(self.root.join(path.as_str())) {

@@ -904,21 +904,31 @@ fn derived_files_are_replaced_whole_and_failed_fills_leave_no_temp_file() {
 }
 
 #[test]
-fn sweeping_removes_leftover_temp_files_everywhere_but_git_and_the_index() {
+fn sweeping_removes_temp_files_of_dead_processes_only() {
     let (dir, ws) = tree();
-    std::fs::write(dir.path().join(".lvs-tmp-root"), b"half a write").unwrap();
+    let dead = format!(".lvs-tmp-{:x}-00ff", i32::MAX); // no such process
+    let own = format!(".lvs-tmp-{:x}-00ff", std::process::id()); // a write of this process
+    let live = ".lvs-tmp-1-00ff"; // pid 1 always runs: another server's write in flight
+    for name in [dead.as_str(), own.as_str(), live] {
+        std::fs::write(dir.path().join(name), b"half a write").unwrap();
+    }
+    std::fs::write(dir.path().join("docs").join(&dead), b"half a write").unwrap();
     std::fs::create_dir_all(dir.path().join(".git")).unwrap();
-    std::fs::write(dir.path().join(".git/.lvs-tmp-keep"), b"not ours to touch").unwrap();
+    std::fs::write(dir.path().join(".git").join(&dead), b"not ours to touch").unwrap();
     let mut removed = ws.sweep_temp_files().expect("sweep");
     removed.sort();
-    assert_eq!(removed, vec![".lvs-tmp-root", "docs/.lvs-tmp-0123456789abcdef", "docs/.lvs-tmp-x.md"]);
+    assert_eq!(removed, vec![dead.clone(), format!("docs/{dead}")]);
     // `ls -a`, not a listing that hides temp files.
     let ls = |d: &str| {
         let out = std::process::Command::new("ls").arg("-a").arg(dir.path().join(d)).output().unwrap();
         String::from_utf8(out.stdout).unwrap()
     };
-    assert!(!ls("").contains(".lvs-tmp-") && !ls("docs").contains(".lvs-tmp-"), "{}{}", ls(""), ls("docs"));
-    assert!(ls(".git").contains(".lvs-tmp-keep"));
+    let (root, docs) = (ls(""), ls("docs"));
+    assert!(!root.contains(&dead) && !docs.contains(&dead), "{root}{docs}");
+    assert!(root.contains(&own) && root.contains(live), "writes in flight stay: {root}");
+    // Names without a process id (older builds) are removed only once they are old.
+    assert!(docs.contains(".lvs-tmp-0123456789abcdef"), "{docs}");
+    assert!(ls(".git").contains(&dead));
     assert!(dir.path().join("docs/Guide.MD").is_file(), "real files stay");
     assert_eq!(ws.sweep_temp_files().unwrap(), Vec::<String>::new());
 }
