@@ -111,10 +111,7 @@ where
 {
     fn entry(self) -> ToolEntry {
         let BinaryTool { name, group, arguments, hints, description, handler } = self;
-        let input_schema = match arguments {
-            Arguments::Wrapped => schema::wrapped::<Req>(),
-            Arguments::Flat => schema::flat::<Req>(),
-        };
+        let input_schema = input_schema::<Req>(arguments);
         ToolEntry {
             name,
             group,
@@ -168,10 +165,7 @@ where
 {
     fn entry(self) -> ToolEntry {
         let Tool { name, group, arguments, hints, description, handler } = self;
-        let input_schema = match arguments {
-            Arguments::Wrapped => schema::wrapped::<Req>(),
-            Arguments::Flat => schema::flat::<Req>(),
-        };
+        let input_schema = input_schema::<Req>(arguments);
         ToolEntry {
             name,
             group,
@@ -188,6 +182,14 @@ where
                 to_value(&handler(cx, &request)?).map(Reply::Json)
             }),
         }
+    }
+}
+
+/// A request type's input schema in the tool's argument style.
+fn input_schema<Req: JsonSchema>(arguments: Arguments) -> Value {
+    match arguments {
+        Arguments::Wrapped => schema::wrapped::<Req>(),
+        Arguments::Flat => schema::flat::<Req>(),
     }
 }
 
