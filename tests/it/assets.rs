@@ -31,26 +31,6 @@ fn png_bytes() -> Vec<u8> {
     out.into_inner()
 }
 
-/// A 2×1 two-frame GIF whose first frame is red, blue.
-fn gif_bytes() -> Vec<u8> {
-    use image::codecs::gif::GifEncoder;
-    use image::{Delay, Frame, Rgba, RgbaImage};
-    let mut out = Vec::new();
-    {
-        let mut enc = GifEncoder::new(&mut out);
-        let mut first = RgbaImage::new(2, 1);
-        first.put_pixel(0, 0, Rgba([255, 0, 0, 255]));
-        first.put_pixel(1, 0, Rgba([0, 0, 255, 255]));
-        let second = RgbaImage::from_pixel(2, 1, Rgba([0, 255, 0, 255]));
-        enc.encode_frames(vec![
-            Frame::from_parts(first, 0, 0, Delay::from_numer_denom_ms(100, 1)),
-            Frame::from_parts(second, 0, 0, Delay::from_numer_denom_ms(100, 1)),
-        ])
-        .unwrap();
-    }
-    out
-}
-
 const JPEG_SIGNATURE: &[u8] = b"\xFF\xD8\xFF\xE0\x00\x10JFIF\x00\x01\x01\x00\x00\x01";
 /// Byte limit of the test downloaders (small, so that oversize bodies stay small).
 const TEST_LIMIT: u64 = 4096;
@@ -136,7 +116,7 @@ fn serve(stream: TcpStream, config: Arc<rustls::ServerConfig>, port: u16) -> std
     let ok = |body: &[u8], tls: &mut Tls| respond(tls, "200 OK", &[], Some(body));
     match path.as_str() {
         "/ok.png" => ok(&png_bytes(), &mut tls)?,
-        "/ok.gif" => ok(&gif_bytes(), &mut tls)?,
+        "/ok.gif" => ok(&crate::images::tiny_gif(), &mut tls)?,
         "/jpeg" => ok(JPEG_SIGNATURE, &mut tls)?,
         "/text" => ok(b"just some text, not an image", &mut tls)?,
         "/missing" => respond(&mut tls, "404 Not Found", &[], Some(b"no"))?,
@@ -462,7 +442,7 @@ fn list_load_move_and_delete() {
     std::fs::create_dir_all(root.join(".git")).unwrap();
     std::fs::write(root.join("images/b.png"), png_bytes()).unwrap();
     std::fs::write(root.join("images/A.PNG"), png_bytes()).unwrap();
-    std::fs::write(root.join("images/sub/c.gif"), gif_bytes()).unwrap();
+    std::fs::write(root.join("images/sub/c.gif"), crate::images::tiny_gif()).unwrap();
     std::fs::write(root.join("a.jpg"), JPEG_SIGNATURE).unwrap();
     std::fs::write(root.join("fake.png"), JPEG_SIGNATURE).unwrap();
     std::fs::write(root.join("notes.txt"), "x").unwrap();
@@ -506,7 +486,7 @@ fn list_load_move_and_delete() {
     let gif = e.load_image(&AssetPathRequest { path: "images/sub/c.gif".to_owned() }).unwrap();
     assert_eq!(gif.mime_type, "image/png");
     assert_eq!(gif.info.mime_type, "image/gif");
-    assert_eq!(gif.info.sha256, lvs::text::sha256_hex(&gif_bytes()));
+    assert_eq!(gif.info.sha256, lvs::text::sha256_hex(&crate::images::tiny_gif()));
     let frame = image::load_from_memory(&gif.data).unwrap().to_rgba8();
     assert_eq!((frame.dimensions(), frame.get_pixel(0, 0).0), ((2, 1), [255, 0, 0, 255]));
     let err = e.load_image(&AssetPathRequest { path: "fake.png".to_owned() }).unwrap_err();
@@ -624,7 +604,7 @@ fn download_file_serves_any_regular_file_but_not_internal_ones() {
 fn the_server_answers_image_tools_with_content_blocks() {
     let project = Project::empty();
     std::fs::create_dir_all(project.root().join("images")).unwrap();
-    std::fs::write(project.root().join("images/c.gif"), gif_bytes()).unwrap();
+    std::fs::write(project.root().join("images/c.gif"), crate::images::tiny_gif()).unwrap();
     let mut rpc = crate::rpc::Rpc::start(&[
         "--project-root".as_ref(),
         project.root().as_os_str(),

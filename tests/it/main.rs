@@ -5,6 +5,8 @@ mod cli;
 mod corpus;
 #[path = "../fake_embed/mod.rs"]
 mod fake_embed;
+#[path = "../common/images.rs"]
+mod images;
 mod links;
 mod mcp;
 mod pdf;
