@@ -235,7 +235,9 @@ impl Walker<'_> {
     }
 
     fn push_element(&mut self, kind: ElementKind, pointer: String, range: Range<usize>) -> usize {
-        let text = self.text[range.clone()].to_owned();
+        // A list item's text is its own segments, known only in `finish`; copying its physical
+        // range here would hold every nested subtree at once (cubic memory for deep nesting).
+        let text = if kind == ElementKind::ListItem { String::new() } else { self.text[range.clone()].to_owned() };
         self.elements.push(Element {
             pointer: LogicalPointer::from_parser(pointer),
             kind,
