@@ -5,7 +5,8 @@
 //! with `-` at the column of its first entry; an entry ends at its last line holding a token
 //! (trailing comments and blank lines belong to what follows). Inside the edited entry, a key
 //! segment runs from the comments directly above the key through its value, so a comment
-//! travels with the key below it; keys whose value did not change are copied verbatim.
+//! travels with the key below it; keys whose value did not change are copied verbatim, and a
+//! changed key keeps the comment lines above it (only comments inside its old value are lost).
 //!
 //! Invariants:
 //!
@@ -170,7 +171,12 @@ fn top_keys(lines: &[Line], lang: Language) -> Result<Vec<TopKey>> {
                 "---",
             ));
         }
-        if l.indent() == 0 {
+        if l.indent() == 0 && (t == "-" || t.starts_with("- ")) && !keys.is_empty() {
+            // A block sequence written at column 0 under its key (`docs:` then `- id: a`).
+            if let Some(k) = keys.last_mut() {
+                k.end = i + 1;
+            }
+        } else if l.indent() == 0 {
             started = true;
             match key_of(&l.text) {
                 Some((name, _)) if !t.starts_with('-') => {
@@ -550,6 +556,10 @@ fn replace_entry(
                 }
             }
             None => {
+                // The comments directly above a changed key stay with it; its old value goes.
+                if let Some(seg) = segs.iter().find(|s| &s.key == key) {
+                    out.extend(span[seg.start..seg.line].iter().cloned());
+                }
                 for (i, text) in emit_key(key, value, kcol, step).into_iter().enumerate() {
                     let text = if i == 0 { format!("{prefix}{}", text.trim_start()) } else { text };
                     out.push(Line { text, end: "\n" });
