@@ -8,7 +8,7 @@
 //! - Links are resolved with the `links` module (`links::resolve`, `links::extract`), the rules
 //!   `kb_links` uses.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::config::{SettingsEnv, inspect_settings, no_configuration};
 use super::docs::{DocCache, FileProblem, IndexRead, index_missing_message, read_index};
@@ -211,6 +211,15 @@ fn entries(
         out.push(Issue { file: file.to_owned(), at, kind, message });
     };
     let ids: HashSet<&str> = index.docs.iter().map(|d| d.id.as_str()).collect();
+    // First entry of each ID, and of each normalised title or alias (for the later entries).
+    let mut first_id: HashMap<&str, usize> = HashMap::new();
+    let mut first_name: HashMap<String, usize> = HashMap::new();
+    let mut change_together: HashSet<(&str, &str)> = HashSet::new();
+    for d in &index.docs {
+        for r in d.related.iter().filter(|r| r.kind.as_deref() == Some("change_together")) {
+            change_together.insert((d.id.as_str(), r.to.as_str()));
+        }
+    }
     for (i, d) in index.docs.iter().enumerate() {
         let at = format!("docs[{i}]");
         match cache.get(ws, &d.path).problem {
@@ -242,21 +251,25 @@ fn entries(
             }
             _ => {}
         }
-        if let Some(j) = index.docs[..i].iter().position(|o| o.id == d.id) {
-            push(format!("{at}.id"), "duplicate_id", duplicate_id(&d.id, "docs", j, lang));
+        match first_id.get(d.id.as_str()) {
+            Some(&j) => push(format!("{at}.id"), "duplicate_id", duplicate_id(&d.id, "docs", j, lang)),
+            None => {
+                first_id.insert(&d.id, i);
+            }
         }
+        let names: Vec<String> = d.aliases.iter().map(|a| norm(a)).collect();
         for (k, alias) in d.aliases.iter().enumerate() {
-            let n = norm(alias);
-            let other = index.docs[..i]
-                .iter()
-                .position(|o| norm(&o.title) == n || o.aliases.iter().any(|a| norm(a) == n));
-            if let Some(j) = other {
+            if let Some(&j) = first_name.get(&names[k]) {
                 push(
                     format!("{at}.aliases[{k}]"),
                     "duplicate_alias",
                     duplicate_alias(alias, "docs", j, lang),
                 );
             }
+        }
+        first_name.entry(norm(&d.title)).or_insert(i);
+        for n in names {
+            first_name.entry(n).or_insert(i);
         }
         if vocab.declared() {
             for (k, t) in d.tags.iter().enumerate() {
@@ -328,10 +341,10 @@ fn entries(
             if r.kind.as_deref() != Some("change_together") || r.to == d.id {
                 continue;
             }
-            let Some(other) = index.docs.iter().find(|o| o.id == r.to) else { continue };
-            let back =
-                other.related.iter().any(|o| o.to == d.id && o.kind.as_deref() == Some("change_together"));
-            if !back {
+            if !ids.contains(r.to.as_str()) {
+                continue;
+            }
+            if !change_together.contains(&(r.to.as_str(), d.id.as_str())) {
                 let (a, b) = (&d.id, &r.to);
                 push(
                     format!("{at}.related[{k}]"),

@@ -75,11 +75,16 @@ impl Relations {
             by_path.entry(d.path.as_str()).or_insert(i);
             by_id.entry(d.id.clone()).or_insert(i);
         }
-        let aliases: Vec<Vec<String>> = index
-            .docs
-            .iter()
-            .map(|d| d.aliases.iter().map(|a| norm(a)).filter(|a| !a.is_empty()).collect())
-            .collect();
+        // Every alias of every document in one automaton; each document's prose is scanned once.
+        let mut owners: Vec<(usize, bool)> = Vec::new();
+        let mut patterns: Vec<String> = Vec::new();
+        for (x, d) in index.docs.iter().enumerate() {
+            for a in d.aliases.iter().map(|a| norm(a)).filter(|a| !a.is_empty()) {
+                owners.push((x, a.chars().all(|c| c.is_ascii_alphanumeric())));
+                patterns.push(a);
+            }
+        }
+        let automaton = aho_corasick::AhoCorasick::new(&patterns).ok();
         let mut body = Vec::with_capacity(index.docs.len());
         for (i, d) in index.docs.iter().enumerate() {
             let mut set = HashSet::new();
@@ -94,9 +99,20 @@ impl Relations {
                     }
                 }
             }
-            if !info.prose.is_empty() {
-                for (x, list) in aliases.iter().enumerate() {
-                    if x != i && !set.contains(&x) && list.iter().any(|a| mentions(&info.prose, a)) {
+            if let Some(ac) = automaton.as_ref().filter(|_| !info.prose.is_empty()) {
+                let prose = info.prose.as_str();
+                for m in ac.find_overlapping_iter(prose) {
+                    let (x, word) = owners[m.pattern().as_usize()];
+                    if x == i || set.contains(&x) {
+                        continue;
+                    }
+                    let bounded = !word || {
+                        let before = prose[..m.start()].chars().next_back();
+                        let after = prose[m.end()..].chars().next();
+                        !before.is_some_and(|c| c.is_ascii_alphanumeric())
+                            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+                    };
+                    if bounded {
                         set.insert(x);
                     }
                 }
@@ -678,7 +694,28 @@ pub fn list_tags(index: &Index, query: Option<&str>, json_format: bool, lang: La
     let q = query.map(norm).filter(|q| !q.is_empty());
     let mut seen: HashSet<String> = HashSet::new();
     let mut tags: Vec<Value> = Vec::new();
-    for e in vocab.entries() {
+    // Per document, the entries whose name or an alias equals one of its tag references.
+    let mut spellings: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, e) in vocab.entries().iter().enumerate() {
+        for n in std::iter::once(&e.name).chain(&e.aliases) {
+            let list = spellings.entry(norm(n)).or_default();
+            if !list.contains(&i) {
+                list.push(i);
+            }
+        }
+    }
+    let doc_sets: Vec<HashSet<usize>> = index
+        .docs
+        .iter()
+        .map(|d| d.tags.iter().filter_map(|t| spellings.get(&norm(&t.name))).flatten().copied().collect())
+        .collect();
+    let mut counts = vec![0usize; vocab.entries().len()];
+    for set in &doc_sets {
+        for &e in set {
+            counts[e] += 1;
+        }
+    }
+    for (i, e) in vocab.entries().iter().enumerate() {
         if !seen.insert(norm(&e.name)) {
             continue;
         }
@@ -690,9 +727,7 @@ pub fn list_tags(index: &Index, query: Option<&str>, json_format: bool, lang: La
                 continue;
             }
         }
-        let names: Vec<String> = std::iter::once(&e.name).chain(&e.aliases).map(|n| norm(n)).collect();
-        let docs =
-            index.docs.iter().filter(|d| d.tags.iter().any(|t| names.contains(&norm(&t.name)))).count();
+        let docs = counts[i];
         tags.push(json!({
             "name": e.name,
             "group": e.group,

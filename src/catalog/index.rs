@@ -8,6 +8,8 @@
 //!   value without violations (callers check [`Validated::violations`] first).
 //! - Stored paths become root-relative here and nowhere else; [`stored_path`] is the inverse.
 
+use std::collections::HashMap;
+
 use yaml_serde::{Mapping, Value};
 
 use super::config::{kind_of, scalar_string};
@@ -673,9 +675,15 @@ enum Expected {
     TagRef,
 }
 
-/// The tag vocabulary with resolution (§4.5).
+/// The tag vocabulary with resolution (§4.5), indexed by `norm` so a lookup is one hash.
 pub struct Vocabulary<'a> {
     tags: Option<&'a [TagEntry]>,
+    /// `norm(name)` of each entry.
+    names: Vec<String>,
+    /// `norm(name)` → first entry with that name.
+    by_name: HashMap<String, usize>,
+    /// `norm(alias)` → first entry with that alias.
+    by_alias: HashMap<String, usize>,
 }
 
 /// A resolved tag.
@@ -690,7 +698,17 @@ pub enum Resolved {
 impl<'a> Vocabulary<'a> {
     /// The vocabulary of `index`.
     pub fn new(index: &'a Index) -> Vocabulary<'a> {
-        Vocabulary { tags: index.tags.as_deref() }
+        let entries = index.tags.as_deref().unwrap_or(&[]);
+        let names: Vec<String> = entries.iter().map(|e| norm(&e.name)).collect();
+        let mut by_name = HashMap::new();
+        let mut by_alias = HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            by_name.entry(names[i].clone()).or_insert(i);
+            for a in &e.aliases {
+                by_alias.entry(norm(a)).or_insert(i);
+            }
+        }
+        Vocabulary { tags: index.tags.as_deref(), names, by_name, by_alias }
     }
 
     /// Whether the vocabulary is declared.
@@ -706,20 +724,16 @@ impl<'a> Vocabulary<'a> {
     /// Resolves a tag string (by name, then by alias, else unknown).
     pub fn resolve(&self, tag: &str) -> Resolved {
         let n = norm(tag);
-        let entries = self.entries();
-        if let Some(i) = entries.iter().position(|e| norm(&e.name) == n) {
-            return Resolved::Known(i);
+        match self.by_name.get(&n).or_else(|| self.by_alias.get(&n)) {
+            Some(&i) => Resolved::Known(i),
+            None => Resolved::Unknown(tag.to_owned()),
         }
-        if let Some(i) = entries.iter().position(|e| e.aliases.iter().any(|a| norm(a) == n)) {
-            return Resolved::Known(i);
-        }
-        Resolved::Unknown(tag.to_owned())
     }
 
     /// The canonical key of a resolved tag (`norm` of the canonical name).
     pub fn key(&self, r: &Resolved) -> String {
         match r {
-            Resolved::Known(i) => norm(&self.entries()[*i].name),
+            Resolved::Known(i) => self.names[*i].clone(),
             Resolved::Unknown(t) => norm(t),
         }
     }
@@ -814,4 +828,81 @@ pub fn quoted_list(names: &[String], language: Language) -> String {
         return language.pick("none", "なし").to_owned();
     }
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(language.list_sep())
+}
+
+/// The JSON Schema of the index file (`schema/catalog.schema.json`, `catalog.md` §4.1), for
+/// editors. Validation in the server is [`validate`]; this is its description.
+pub fn json_schema() -> serde_json::Value {
+    use serde_json::json;
+    let text = json!({"type": "string", "minLength": 1});
+    let texts = json!({"type": "array", "items": text});
+    let id = json!({"type": "string", "minLength": 1, "maxLength": 200, "pattern": "^\\S+$",
+        "description": "Unique within its list; no whitespace or control characters."});
+    let notes = json!({"^x-": {"description": "Ignored: keep your own notes here."}});
+    let types: Vec<&str> = RELATION_TYPES.iter().map(|(t, _)| *t).collect();
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "local-vector-search-mcp catalog index (mdmark compatible)",
+        "type": "object",
+        "required": ["docs"],
+        "properties": {
+            "version": {"const": 1, "description": "Format version; this server reads 1."},
+            "docs": {"type": "array", "items": {"$ref": "#/$defs/doc"}},
+            "terms": {"type": ["array", "null"], "items": {"$ref": "#/$defs/term"}},
+            "tags": {"type": ["array", "null"], "items": {"$ref": "#/$defs/tag"},
+                "description": "The tag vocabulary; when present, document tags should resolve to it."}
+        },
+        "patternProperties": notes,
+        "additionalProperties": false,
+        "$defs": {
+            "doc": {
+                "type": "object",
+                "required": ["id", "path", "title"],
+                "properties": {
+                    "id": id,
+                    "path": {"type": "string", "pattern": "\\.[mM][dD]$",
+                        "description": "The document, relative to the index file's folder."},
+                    "title": text,
+                    "aliases": texts,
+                    "description": {"type": ["string", "null"]},
+                    "tags": {"type": "array", "items": {"anyOf": [
+                        text,
+                        {"type": "object", "required": ["name"], "properties": {"name": text, "main": {"type": "boolean"}},
+                            "patternProperties": notes, "additionalProperties": false}
+                    ]}},
+                    "related": {"type": "array", "items": {"anyOf": [
+                        {"type": "string", "minLength": 1, "description": "A relation without type and when (read, never written)."},
+                        {"type": "object", "required": ["to", "type", "when"], "properties": {
+                            "to": text,
+                            "type": {"enum": types},
+                            "when": text,
+                            "paths": texts
+                        }, "patternProperties": notes, "additionalProperties": false}
+                    ]}}
+                },
+                "patternProperties": notes,
+                "additionalProperties": false
+            },
+            "term": {
+                "type": "object",
+                "required": ["id", "term", "definition"],
+                "properties": {"id": id, "term": text, "aliases": texts, "definition": text, "see": texts},
+                "patternProperties": notes,
+                "additionalProperties": false
+            },
+            "tag": {
+                "type": "object",
+                "required": ["name"],
+                "properties": {
+                    "name": text,
+                    "group": {"type": ["string", "null"]},
+                    "description": {"type": ["string", "null"]},
+                    "aliases": texts,
+                    "deprecated": {"type": ["string", "null"], "description": "The name of the tag that replaces this one."}
+                },
+                "patternProperties": notes,
+                "additionalProperties": false
+            }
+        }
+    })
 }

@@ -196,3 +196,26 @@ fn init_scan_prefills_the_index_and_a_server_config_gets_a_section() {
     let out = p.run(&["--config", "lvsm.yaml", "check"]);
     assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
 }
+
+/// `schema/catalog.schema.json` is generated from the code (`UPDATE_SCHEMA=1` rewrites it).
+#[test]
+fn the_index_schema_file_matches_the_code() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema/catalog.schema.json");
+    let fresh = serde_json::to_string_pretty(&lvs::catalog::index::json_schema()).unwrap() + "\n";
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &fresh).unwrap();
+    }
+    let stored = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        stored == fresh,
+        "schema/catalog.schema.json is out of date; run `UPDATE_SCHEMA=1 cargo test --test it catalog`"
+    );
+    // The F1 index of these tests is valid against it, as far as the server's own check goes.
+    let value: yaml_serde::Value = yaml_serde::from_str(INDEX).unwrap();
+    let checked = lvs::catalog::index::validate(
+        &value,
+        lvs::catalog::index::PathBase { dir: "docs", internal: ".local-vector-search-mcp" },
+        lvs::catalog::Language::En,
+    );
+    assert!(checked.violations.is_empty(), "{:?}", checked.violations);
+}
