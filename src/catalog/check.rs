@@ -357,23 +357,29 @@ fn entries(
             }
         }
     }
+    let mut term_ids: HashMap<&str, usize> = HashMap::new();
+    let mut term_names: HashMap<String, usize> = HashMap::new();
     for (i, t) in index.terms.iter().enumerate() {
         let at = format!("terms[{i}]");
-        if let Some(j) = index.terms[..i].iter().position(|o| o.id == t.id) {
-            push(format!("{at}.id"), "duplicate_id", duplicate_id(&t.id, "terms", j, lang));
+        match term_ids.get(t.id.as_str()) {
+            Some(&j) => push(format!("{at}.id"), "duplicate_id", duplicate_id(&t.id, "terms", j, lang)),
+            None => {
+                term_ids.insert(&t.id, i);
+            }
         }
+        let spellings: Vec<String> = t.aliases.iter().map(|a| norm(a)).collect();
         for (k, alias) in t.aliases.iter().enumerate() {
-            let n = norm(alias);
-            let other = index.terms[..i]
-                .iter()
-                .position(|o| norm(&o.term) == n || o.aliases.iter().any(|a| norm(a) == n));
-            if let Some(j) = other {
+            if let Some(&j) = term_names.get(&spellings[k]) {
                 push(
                     format!("{at}.aliases[{k}]"),
                     "duplicate_alias",
                     duplicate_alias(alias, "terms", j, lang),
                 );
             }
+        }
+        term_names.entry(norm(&t.term)).or_insert(i);
+        for a in spellings {
+            term_names.entry(a).or_insert(i);
         }
         for (k, to) in t.see.iter().enumerate() {
             if !ids.contains(to.as_str()) {
@@ -382,23 +388,30 @@ fn entries(
         }
     }
     let tags = vocab.entries();
+    let mut first_tag: HashMap<String, usize> = HashMap::new();
+    let mut first_spelling: HashMap<String, usize> = HashMap::new();
     for (i, t) in tags.iter().enumerate() {
         let at = format!("tags[{i}]");
         let n = norm(&t.name);
-        if let Some(j) = tags[..i].iter().position(|o| norm(&o.name) == n) {
-            push(format!("{at}.name"), "duplicate_id", duplicate_id(&t.name, "tags", j, lang));
+        match first_tag.get(&n) {
+            Some(&j) => push(format!("{at}.name"), "duplicate_id", duplicate_id(&t.name, "tags", j, lang)),
+            None => {
+                first_tag.insert(n.clone(), i);
+            }
         }
+        let spellings: Vec<String> = t.aliases.iter().map(|a| norm(a)).collect();
         for (k, alias) in t.aliases.iter().enumerate() {
-            let n = norm(alias);
-            let other =
-                tags[..i].iter().position(|o| norm(&o.name) == n || o.aliases.iter().any(|a| norm(a) == n));
-            if let Some(j) = other {
+            if let Some(&j) = first_spelling.get(&spellings[k]) {
                 push(
                     format!("{at}.aliases[{k}]"),
                     "duplicate_alias",
                     duplicate_alias(alias, "tags", j, lang),
                 );
             }
+        }
+        first_spelling.entry(n.clone()).or_insert(i);
+        for a in spellings {
+            first_spelling.entry(a).or_insert(i);
         }
         if let Some(new) = &t.deprecated {
             let problem = match vocab.resolve(new) {

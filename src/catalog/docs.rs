@@ -143,7 +143,7 @@ pub enum IndexRead {
         message: String,
     },
     /// Parsed.
-    Parsed(Box<IndexFile>),
+    Parsed(Arc<IndexFile>),
 }
 
 /// E6.
@@ -162,7 +162,38 @@ pub fn index_missing_message(language: Language, path: &str) -> String {
 pub fn read_index(ws: &Workspace, settings: &CatalogSettings) -> Result<IndexRead> {
     let path = settings.index_path()?.to_owned();
     let rel = ws.rel_path(&path, PathContext::Any)?;
-    let bytes = match ws.read_bytes(&rel, MAX_INDEX_BYTES) {
+    // The parsed form is reused while the file's size and time are unchanged (§2.8).
+    let key = format!("{}\u{0}{path}\u{0}{}", ws.root().display(), settings.language.as_str());
+    let stamp = ws.stat(&rel).ok();
+    if let (Some(stamp), Ok(cache)) = (stamp, INDEX_CACHE.lock())
+        && let Some((s, t, file)) = cache.get(&key)
+        && (*s, *t) == stamp
+    {
+        return Ok(IndexRead::Parsed(Arc::clone(file)));
+    }
+    let read = read_index_uncached(ws, settings, &rel, path)?;
+    if let (Some((size, time)), IndexRead::Parsed(file), Ok(mut cache)) = (stamp, &read, INDEX_CACHE.lock())
+        && file.bytes.len() as u64 == size
+    {
+        cache.insert(key, (size, time, Arc::clone(file)));
+    }
+    Ok(read)
+}
+
+/// Parsed index files by absolute path and language, with the size and time they were read at.
+static INDEX_CACHE: std::sync::LazyLock<Mutex<HashMap<String, CachedIndex>>> =
+    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// A parsed index with the size and time of the file it came from.
+type CachedIndex = (u64, SystemTime, Arc<IndexFile>);
+
+fn read_index_uncached(
+    ws: &Workspace,
+    settings: &CatalogSettings,
+    rel: &RelPath,
+    path: String,
+) -> Result<IndexRead> {
+    let bytes = match ws.read_bytes(rel, MAX_INDEX_BYTES) {
         Ok(b) => b,
         Err(e) if e.code == ErrorCode::NotFound => return Ok(IndexRead::Missing(path)),
         Err(e) if e.code == ErrorCode::UnsupportedFormat && e.message.contains("larger than") => {
@@ -208,11 +239,11 @@ pub fn parse_index(
         }
     };
     let validated = validate(&value, PathBase { dir: &dir, internal }, language);
-    IndexRead::Parsed(Box::new(IndexFile { path, dir, bytes, value, validated }))
+    IndexRead::Parsed(Arc::new(IndexFile { path, dir, bytes, value, validated }))
 }
 
 /// The index for a query tool: E6, E7 and E8 are errors.
-pub fn load_valid_index(ws: &Workspace, settings: &CatalogSettings) -> Result<(Box<IndexFile>, Index)> {
+pub fn load_valid_index(ws: &Workspace, settings: &CatalogSettings) -> Result<(Arc<IndexFile>, Index)> {
     let language = settings.language;
     match read_index(ws, settings)? {
         IndexRead::Missing(path) => Err(Error::not_found(index_missing_message(language, &path))),
