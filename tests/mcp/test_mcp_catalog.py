@@ -674,3 +674,46 @@ def test_check_against_git():
             e = error(await c.call_tool("kb_check", {"base": "main"}))
             assert e == {"code": "INVALID_ARGUMENT", "message": "The root is not inside a git repository; omit base or run the check in a repository."}
     run(go())
+
+
+# --- §11.9 (configuration sources) and the remaining issue kinds ---------------------------------
+
+
+def test_configuration_sources_and_invalid_paths():
+    async def go():
+        # 67. A standalone configuration at the repository top, found from the project root.
+        root = project(copy_fixture=False)
+        (root / ".git").mkdir()
+        write(root, "mdmark.config.yaml", "index: catalog/index.yaml\n")
+        write(root, "catalog/index.yaml", "docs:\n  - id: a\n    path: ../a.md\n    title: A\n")
+        write(root, "a.md", "# A\n")
+        async with Client(params(root)) as c:
+            r = await find(c, view="standard")
+            assert [(d["id"], d["path"]) for d in r["docs"]] == [("a", "a.md")]
+        # ... but not from above the repository's top folder.
+        outer = project(copy_fixture=False)
+        write(outer, "mdmark.config.yaml", "index: index.yaml\n")
+        inner = outer / "repo"
+        (inner / ".git").mkdir(parents=True)
+        async with Client(params(inner)) as c:
+            e = error(await c.call_tool("kb_find_docs", {}))
+            assert e["code"] == "NOT_FOUND" and "local-vector-search-mcp init" in e["message"]
+        # 68. The config argument: relative to its own folder; outside the root; missing.
+        root, p = f1()
+        write(root, "other/mdmark.config.yaml", "index: idx.yaml\n")
+        write(root, "other/idx.yaml", "docs:\n  - id: x\n    path: gone.md\n    title: X\n")
+        async with Client(p) as c:
+            issues = await check(c, config="other/mdmark.config.yaml")
+            assert kinds(issues) == [("missing_doc", "docs[0].path")] and issues[0]["file"] == "other/idx.yaml"
+            e = error(await c.call_tool("kb_check", {"config": "../x.yaml"}))
+            assert e["code"] == "INVALID_PATH"
+            e = error(await c.call_tool("kb_check", {"config": "none.yaml"}))
+            assert e == {"code": "NOT_FOUND", "message": "Configuration file `none.yaml` was not found; pass an existing root-relative path or omit config."}
+            # A document reached through a symbolic link is `invalid_path`, not read.
+            (root / "docs/notes.md").unlink()
+            (root / "docs/notes.md").symlink_to(root / "docs/draft.md")
+            issues = await check(c)
+            assert ("invalid_path", "docs[3].path") in kinds(issues), issues
+            r = await find(c, text="開発")
+            assert r["docs"][0]["chars"] is None
+    run(go())
