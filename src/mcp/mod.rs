@@ -47,6 +47,20 @@ pub fn instructions() -> String {
     format!("{INSTRUCTIONS_HEAD}{}", crate::engine::guide_list())
 }
 
+/// The line the instructions gain when the project has a document catalog (`catalog.md` §6.7.5).
+pub const CATALOG_LINE: &str = "This project has a document catalog: start with kb_list_tags and kb_find_docs to find documents by tag and relation.";
+
+/// [`instructions`] for this server: with [`CATALOG_LINE`] before the guide list when the
+/// catalog tools are listed and a catalog configuration exists.
+pub fn instructions_for(engine: &Engine) -> String {
+    let listed = engine.config().tools.is_enabled("kb_find_docs", crate::config::ToolGroup::Catalog);
+    if listed && matches!(engine.find_catalog_settings(None), Ok(Some(_))) {
+        format!("{INSTRUCTIONS_HEAD}{CATALOG_LINE}\n\n{}", crate::engine::guide_list())
+    } else {
+        instructions()
+    }
+}
+
 /// The tool handler shared by all sessions.
 #[derive(Clone)]
 pub struct Server {
@@ -143,7 +157,7 @@ impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("local-vector-search-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions())
+            .with_instructions(instructions_for(&self.engine))
     }
 
     async fn list_tools(

@@ -717,3 +717,20 @@ def test_configuration_sources_and_invalid_paths():
             r = await find(c, text="開発")
             assert r["docs"][0]["chars"] is None
     run(go())
+
+
+def test_instructions_mention_the_catalog_only_when_there_is_one():
+    line = "This project has a document catalog: start with kb_list_tags and kb_find_docs to find documents by tag and relation."
+
+    async def go():
+        root, p = f1()
+        async with Client(p) as c:
+            assert line in c.instructions
+        root, p = f1(config=CONFIG_F1 + "tools:\n  disabled: [catalog]\n")
+        async with Client(p) as c:
+            assert line not in c.instructions and "- catalog-index:" in c.instructions
+        root = project(copy_fixture=False)
+        (root / ".git").mkdir()
+        async with Client(params(root)) as c:
+            assert line not in c.instructions
+    run(go())
