@@ -47,6 +47,20 @@ pub fn instructions() -> String {
     format!("{INSTRUCTIONS_HEAD}{}", crate::engine::guide_list())
 }
 
+/// The line the instructions gain when the project has a document catalog (`catalog.md` §6.7.5).
+pub const CATALOG_LINE: &str = "This project has a document catalog: start with kb_list_tags and kb_find_docs to find documents by tag and relation.";
+
+/// [`instructions`] for this server: with [`CATALOG_LINE`] before the guide list when the
+/// catalog tools are listed and a catalog configuration exists.
+pub fn instructions_for(engine: &Engine) -> String {
+    let listed = engine.config().tools.is_enabled("kb_find_docs", crate::config::ToolGroup::Catalog);
+    if listed && matches!(engine.find_catalog_settings(None), Ok(Some(_))) {
+        format!("{INSTRUCTIONS_HEAD}{CATALOG_LINE}\n\n{}", crate::engine::guide_list())
+    } else {
+        instructions()
+    }
+}
+
 /// The tool handler shared by all sessions.
 #[derive(Clone)]
 pub struct Server {
@@ -116,6 +130,14 @@ fn text_blocks(value: &Value) -> CallToolResult {
     CallToolResult::success(blocks.map(|b| ContentBlock::text(b.to_owned())).collect())
 }
 
+/// A [`crate::wire::CatalogText`] result: one text block; `structuredContent` only for JSON.
+fn catalog_text(mut value: Value) -> CallToolResult {
+    let text = value["text"].as_str().unwrap_or_default().to_owned();
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = value.as_object_mut().and_then(|o| o.shift_remove("structured"));
+    result
+}
+
 /// The result of a binary tool: the image block or embedded resource first, then the metadata
 /// JSON as text; no `structuredContent` (`contract.md` §11.4).
 fn binary(reply: BinaryReply) -> CallToolResult {
@@ -135,7 +157,7 @@ impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("local-vector-search-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions())
+            .with_instructions(instructions_for(&self.engine))
     }
 
     async fn list_tools(
@@ -161,9 +183,11 @@ impl ServerHandler for Server {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let server = self.clone();
         let text = tools::answers_with_text(&name);
+        let catalog = tools::answers_with_catalog_text(&name);
         let outcome = tokio::task::spawn_blocking(move || tools::dispatch(&server.engine, &name, args)).await;
         let result = match outcome {
             Ok(Ok(tools::Reply::Json(value))) if text => text_blocks(&value),
+            Ok(Ok(tools::Reply::Json(value))) if catalog => catalog_text(value),
             Ok(Ok(tools::Reply::Json(value))) => success(value),
             Ok(Ok(tools::Reply::Binary(reply))) => binary(reply),
             Ok(Err(err)) => error_result(&err),

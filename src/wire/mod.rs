@@ -17,6 +17,7 @@
 //!   rewrites them to these spellings before deserialising.)
 
 mod assets;
+mod catalog;
 mod export;
 mod links;
 mod table;
@@ -30,6 +31,10 @@ pub use assets::{
     AssetFileInfo, AssetPathRequest, BinaryKind, BinaryReply, DeleteImageResponse, FileParam, ImageItem,
     ListImagesRequest, ListImagesResponse, MoveImageRequest, MoveImageResponse, SaveImageRequest,
     SaveImageResponse,
+};
+pub use catalog::{
+    CatalogText, CheckIssue, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest,
+    UpdateIndexRequest, UpdateIndexResponse,
 };
 pub use export::{PdfBookRequest, PdfBookResponse};
 pub use links::{LinkDirection, LinkEdge, LinksRequest, LinksResponse, ReadGuideRequest, TextBlocks};
