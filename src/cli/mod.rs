@@ -127,6 +127,20 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             if json { print_json(&all) } else { print_text(&render::links(&all)) }
         }
+        Command::ExportHtml { mut request } => {
+            request.file = cli_path(&engine, &request.file)?;
+            request.out = request.out.map(|o| cli_path(&engine, &o)).transpose()?;
+            request.config = request.config.map(|c| cli_path(&engine, &c)).transpose()?;
+            let result = engine.export_html_file(&request)?;
+            print_warnings(&result.warnings);
+            print_text(&format!("{}\n", result.out))
+        }
+        Command::BuildSite { mut request } => {
+            request.config = request.config.map(|c| cli_path(&engine, &c)).transpose()?;
+            let result = engine.build_html_site(&request)?;
+            print_warnings(&result.warnings);
+            print_text(&format!("{} ({} documents)\n", result.out, result.docs))
+        }
         Command::Pdf { request, json } => {
             let result = engine.export_pdf_book(&request)?;
             if json {
@@ -137,6 +151,43 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             print_text(&format!("wrote {} ({} bytes)\n", result.path, result.bytes))
         }
+    }
+}
+
+/// `warning: {warning}` lines on stderr (`catalog.md` §8.2, §8.3).
+fn print_warnings(warnings: &[String]) {
+    let mut err = std::io::stderr().lock();
+    for warning in warnings {
+        let _ = writeln!(err, "warning: {warning}");
+    }
+}
+
+/// A path typed on the command line, relative to the working directory (`catalog.md` §8), as a
+/// root-relative path. A path that leaves the root is returned as typed, for the path guard to
+/// refuse with its own message.
+fn cli_path(engine: &Engine, typed: &str) -> Result<String> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("the current directory", &e))?;
+    let root = engine.workspace().root();
+    let mut abs = std::path::PathBuf::new();
+    for component in cwd.join(typed).components() {
+        match component {
+            std::path::Component::ParentDir => {
+                abs.pop();
+            }
+            std::path::Component::CurDir => {}
+            c => abs.push(c),
+        }
+    }
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let abs = match (abs.parent().and_then(|p| std::fs::canonicalize(p).ok()), abs.file_name()) {
+        (Some(parent), Some(name)) => parent.join(name),
+        _ => abs,
+    };
+    match abs.strip_prefix(&root) {
+        Ok(rel) if !rel.as_os_str().is_empty() => {
+            Ok(rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
+        }
+        _ => Ok(typed.to_owned()),
     }
 }
 

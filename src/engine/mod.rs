@@ -12,6 +12,7 @@
 mod assets;
 mod export;
 mod guides;
+mod html;
 mod links;
 mod mutate;
 mod search;

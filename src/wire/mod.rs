@@ -18,6 +18,7 @@
 
 mod assets;
 mod export;
+mod html;
 mod links;
 mod table;
 
@@ -32,6 +33,7 @@ pub use assets::{
     SaveImageResponse,
 };
 pub use export::{PdfBookRequest, PdfBookResponse};
+pub use html::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};
 pub use links::{LinkDirection, LinkEdge, LinksRequest, LinksResponse, ReadGuideRequest, TextBlocks};
 pub use table::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
 
