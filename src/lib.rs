@@ -5,6 +5,7 @@
 //! `store`, `lexical`, `vectors` (L2); `indexer`, `assets`, `export`, `html` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
 pub mod assets;
+pub mod catalog;
 pub mod chunk;
 pub mod cli;
 pub mod config;

@@ -10,6 +10,7 @@
 //! - No absolute path appears in an error message (status fields report the index location).
 
 mod assets;
+mod catalog;
 mod export;
 mod guides;
 mod html;

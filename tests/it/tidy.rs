@@ -27,6 +27,8 @@ const LAYERS: &[(&str, &str, May)] = &[
     ("L2", "lexical", Only(&["chunk", "workspace", "text", "error"])),
     // `workspace` for the atomic replacement of the vector file (`workspace::replace_file_atomic`).
     ("L2", "vectors", Only(&["chunk", "config", "text", "error", "workspace"])),
+    // The document catalog: settings, index, editor, queries, checks (`docs/design/catalog.md`).
+    ("L2", "catalog", Only(&["markdown", "links", "workspace", "text", "error", "wire"])),
     ("L3", "indexer", EverythingBelow),
     // Image formats, the HTTPS downloader; file access through `workspace`.
     ("L3", "assets", Only(&["workspace", "error", "text"])),

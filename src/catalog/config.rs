@@ -1,0 +1,899 @@
+//! The catalog settings (`catalog.md` §3): where they come from, the base folder of their
+//! relative paths, the keys with their defaults, and validation.
+//!
+//! Three entry points, one reading:
+//!
+//! - [`load_settings`]: for tools that need a catalog (`kb_find_docs`, `kb_build_site`, …). No
+//!   configuration is `NOT_FOUND` (E1); an unusable setting is the error of its first problem.
+//! - [`find_settings`]: the same, but `Ok(None)` when the project has no catalog configuration
+//!   (`kb_export_html` then uses [`CatalogSettings::defaults`]).
+//! - [`inspect_settings`]: for `kb_check`: every problem as a [`SettingsProblem`] (`config_error`,
+//!   `missing_index`) instead of failing on the first one.
+//!
+//! Invariants:
+//!
+//! - Every path in a [`CatalogSettings`] is root-relative (`/`-separated, no `.`/`..`), resolved
+//!   against the base folder of §3.2; a path outside the root makes the setting unusable.
+//! - Globs are resolved the same way (wildcard segments carried over) and compile with
+//!   `workspace::GlobFilter`.
+//! - Reading a configuration never writes anything.
+
+use std::path::{Component, Path, PathBuf};
+
+use yaml_serde::{Mapping, Value};
+
+use super::{ISSUE_KINDS, Language};
+use crate::error::{Error, ErrorCode, Result};
+use crate::workspace::{GlobFilter, PathContext, Workspace};
+
+/// The file name of a standalone catalog configuration (mdmark's).
+pub const STANDALONE_FILE: &str = "mdmark.config.yaml";
+/// The largest configuration file read.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// Default `build.out`.
+pub const DEFAULT_BUILD_OUT: &str = "dist/docs.html";
+
+/// What the loader needs from the running server. Build it from the engine's configuration and
+/// workspace (`Engine::catalog_settings` does).
+#[derive(Clone, Copy, Debug)]
+pub struct SettingsEnv<'a> {
+    /// The workspace (the knowledge-base root and the path guard).
+    pub workspace: &'a Workspace,
+    /// The project root (absolute): the base of the server configuration's relative paths and
+    /// the start of the upward search for `mdmark.config.yaml`.
+    pub project_root: &'a Path,
+    /// The `catalog:` section of the server configuration, if any.
+    pub server_section: Option<&'a Value>,
+    /// The server configuration file (absolute), when `--config` named one.
+    pub server_file: Option<&'a Path>,
+}
+
+/// Which source of §3.1 the settings came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SettingsOrigin {
+    /// The tool's `config` argument (CLI `--catalog-config`), root-relative.
+    Argument,
+    /// The `catalog:` section of the server configuration.
+    ServerConfig,
+    /// A standalone `mdmark.config.yaml` found from the project root upwards.
+    Standalone,
+}
+
+/// `html.lang`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HtmlLang {
+    /// `auto`: `ja` when the Markdown holds Hiragana, Katakana or CJK ideographs, else `en`.
+    Auto,
+    /// A BCP 47 tag, as written.
+    Tag(String),
+}
+
+/// `html.*` (`catalog.md` §3.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HtmlSettings {
+    /// `html.lang` (default `auto`).
+    pub lang: HtmlLang,
+    /// `html.toc` (default `true`).
+    pub toc: bool,
+    /// `html.tocDepth`, 2..=6 (default 3).
+    pub toc_depth: u8,
+    /// `html.highlight` (default `false`).
+    pub highlight: bool,
+}
+
+impl Default for HtmlSettings {
+    fn default() -> Self {
+        HtmlSettings { lang: HtmlLang::Auto, toc: true, toc_depth: 3, highlight: false }
+    }
+}
+
+/// `build.*` (`catalog.md` §3.3), paths and globs root-relative.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildSettings {
+    /// `build.include`: non-empty, in the order written.
+    pub include: Vec<String>,
+    /// `build.exclude` (default `[]`).
+    pub exclude: Vec<String>,
+    /// `build.out`, ending in `.html`/`.htm` (default `dist/docs.html` in the base folder).
+    pub out: String,
+    /// `build.title` (default: the name of the root folder).
+    pub title: String,
+}
+
+/// The resolved catalog settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogSettings {
+    /// Where they came from.
+    pub origin: SettingsOrigin,
+    /// The configuration file as shown in messages and issues: root-relative, or its file name
+    /// when it lies outside the root. Empty for [`CatalogSettings::defaults`].
+    pub file: String,
+    /// The prefix of key paths in messages: `catalog.` for a `catalog:` section, `` for a
+    /// standalone file.
+    pub key_prefix: &'static str,
+    /// `index`: the index file, root-relative. `None` when the setting is absent.
+    pub index: Option<String>,
+    /// `language` (default `en`).
+    pub language: Language,
+    /// `scan`: root-relative globs (default `build.include`, else empty).
+    pub scan: Vec<String>,
+    /// `check.ignore`: known issue kinds only (unknown ones are problems).
+    pub check_ignore: Vec<String>,
+    /// `html.*`.
+    pub html: HtmlSettings,
+    /// `build`, when present.
+    pub build: Option<BuildSettings>,
+}
+
+impl CatalogSettings {
+    /// The settings of a project without catalog configuration (what `kb_export_html` uses).
+    pub fn defaults() -> CatalogSettings {
+        CatalogSettings {
+            origin: SettingsOrigin::ServerConfig,
+            file: String::new(),
+            key_prefix: "catalog.",
+            index: None,
+            language: Language::En,
+            scan: Vec::new(),
+            check_ignore: Vec::new(),
+            html: HtmlSettings::default(),
+            build: None,
+        }
+    }
+
+    /// The key path of `key` as messages show it (`catalog.index` or `index`).
+    pub fn key(&self, key: &str) -> String {
+        format!("{}{key}", self.key_prefix)
+    }
+
+    /// The index file, or `NOT_FOUND` (E5) when the `index` setting is absent.
+    pub fn index_path(&self) -> Result<&str> {
+        self.index.as_deref().ok_or_else(|| Error::not_found(no_index_message(self.language, &self.file)))
+    }
+
+    /// `build`, or `NOT_FOUND` (E28) when the section is absent.
+    pub fn build_settings(&self) -> Result<&BuildSettings> {
+        self.build.as_ref().ok_or_else(|| {
+            Error::not_found(self.language.pick(
+                "The catalog configuration has no `build` section; add build.include (and optionally out and title).",
+                "設定に build がありません。build.include（と必要なら out・title）を書いてください。",
+            ))
+        })
+    }
+}
+
+/// E5: the configuration has no `index` setting.
+pub fn no_index_message(language: Language, file: &str) -> String {
+    match language {
+        Language::En => format!(
+            "The catalog configuration `{file}` has no `index`; set index to the path of the index file."
+        ),
+        Language::Ja => {
+            format!("設定 `{file}` に index がありません。index に索引のファイルを書いてください。")
+        }
+    }
+}
+
+/// One problem of a catalog configuration (`kb_check`: `config_error` or `missing_index`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsProblem {
+    /// `config_error` or `missing_index`.
+    pub kind: &'static str,
+    /// The key path (`catalog.build.include`).
+    pub key: String,
+    /// One sentence (§9.5).
+    pub message: String,
+    /// The error code a tool fails with when the problem is fatal.
+    pub code: ErrorCode,
+    /// Whether the setting is unusable (tools fail; `kb_check` stops after phase 1).
+    pub fatal: bool,
+}
+
+/// What [`inspect_settings`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inspected {
+    /// The settings; `None` when a problem made them unusable.
+    pub settings: Option<CatalogSettings>,
+    /// The configuration file as shown in issues.
+    pub file: String,
+    /// Every problem, in the order of the keys in the file.
+    pub problems: Vec<SettingsProblem>,
+}
+
+/// The settings for a call, or `NOT_FOUND` (E1) when the project has none. `config` is the
+/// tool's `config` argument (root-relative).
+pub fn load_settings(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<CatalogSettings> {
+    find_settings(env, config)?.ok_or_else(|| no_configuration(env))
+}
+
+/// The settings for a call, or `None` when the project has no catalog configuration.
+pub fn find_settings(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<CatalogSettings>> {
+    let Some(inspected) = inspect_settings(env, config)? else { return Ok(None) };
+    if let Some(p) = inspected.problems.iter().find(|p| p.fatal) {
+        return Err(Error::new(p.code, p.message.clone()));
+    }
+    Ok(inspected.settings)
+}
+
+/// Every problem of the configuration for `kb_check`, or `None` when the project has none.
+/// Fails only when the configuration cannot be read at all (`config` missing: E2; not YAML: E3;
+/// `config` refused by the path guard: `INVALID_PATH`).
+pub fn inspect_settings(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Inspected>> {
+    let Some(source) = locate(env, config)? else { return Ok(None) };
+    Ok(Some(interpret(env, source)))
+}
+
+/// E1 with the folders searched.
+pub fn no_configuration(env: &SettingsEnv<'_>) -> Error {
+    let folders: Vec<String> = standalone_candidates(env.project_root)
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i == 0 { "`.`".to_owned() } else { format!("`{}`", vec![".."; i].join("/")) })
+        .collect();
+    Error::not_found(format!(
+        "No catalog configuration was found (searched the `catalog` section of the server configuration and `mdmark.config.yaml` in {}); run `local-vector-search-mcp init` to create one.",
+        folders.join(", ")
+    ))
+}
+
+/// A configuration that was found and parsed, before interpretation.
+struct Source {
+    origin: SettingsOrigin,
+    /// Shown in messages and issues.
+    file: String,
+    /// Absolute folder that relative paths resolve against.
+    base: PathBuf,
+    /// The catalog keys (a mapping, or `Null` for an empty file/section).
+    section: Value,
+    /// `catalog.` or ``.
+    key_prefix: &'static str,
+    /// Whether unknown keys are reported (a `catalog:` section) or ignored (standalone).
+    report_unknown: bool,
+}
+
+/// §3.1: the first source that exists.
+fn locate(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Source>> {
+    if let Some(arg) = config {
+        let rel = env.workspace.rel_path(arg, PathContext::Any)?;
+        let bytes = match env.workspace.read_bytes(&rel, MAX_CONFIG_BYTES) {
+            Ok(b) => b,
+            Err(e) if e.code == ErrorCode::NotFound => {
+                return Err(Error::not_found(format!(
+                    "Configuration file `{rel}` was not found; pass an existing root-relative path or omit config."
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        let value = parse_yaml(&bytes, rel.as_str())?;
+        let base = env.workspace.root().join(rel.parent().map(|p| p.as_str().to_owned()).unwrap_or_default());
+        let (section, key_prefix, report_unknown) = match &value {
+            Value::Mapping(m) if m.get("catalog").is_some() => {
+                (m.get("catalog").cloned().unwrap_or(Value::Null), "catalog.", true)
+            }
+            _ => (value, "", false),
+        };
+        return Ok(Some(Source {
+            origin: SettingsOrigin::Argument,
+            file: rel.as_str().to_owned(),
+            base,
+            section,
+            key_prefix,
+            report_unknown,
+        }));
+    }
+    if let Some(section) = env.server_section.filter(|v| !v.is_null()) {
+        let file = env.server_file.map(|f| display_file(env.workspace, f)).unwrap_or_default();
+        let base = std::fs::canonicalize(env.project_root).unwrap_or_else(|_| env.project_root.to_path_buf());
+        return Ok(Some(Source {
+            origin: SettingsOrigin::ServerConfig,
+            file,
+            base,
+            section: section.clone(),
+            key_prefix: "catalog.",
+            report_unknown: true,
+        }));
+    }
+    for folder in standalone_candidates(env.project_root) {
+        let path = folder.join(STANDALONE_FILE);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => {
+                let file = display_file(env.workspace, &path);
+                let bytes = read_limited(&path, &file)?;
+                let value = parse_yaml(&bytes, &file)?;
+                let base = std::fs::canonicalize(&folder).unwrap_or(folder);
+                return Ok(Some(Source {
+                    origin: SettingsOrigin::Standalone,
+                    file,
+                    base,
+                    section: value,
+                    key_prefix: "",
+                    report_unknown: false,
+                }));
+            }
+            _ => continue,
+        }
+    }
+    Ok(None)
+}
+
+/// The project root and its parents up to and including the first folder holding `.git`.
+fn standalone_candidates(project_root: &Path) -> Vec<PathBuf> {
+    let start = std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.to_path_buf());
+    let mut out = Vec::new();
+    let mut folder = Some(start.as_path());
+    while let Some(f) = folder {
+        out.push(f.to_path_buf());
+        if std::fs::symlink_metadata(f.join(".git")).is_ok() {
+            break;
+        }
+        folder = f.parent();
+    }
+    out
+}
+
+/// A file shown to users: root-relative when inside the root, else its file name.
+fn display_file(workspace: &Workspace, path: &Path) -> String {
+    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    match abs.strip_prefix(workspace.root()) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/"),
+        _ => path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+    }
+}
+
+fn read_limited(path: &Path, shown: &str) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(&format!("`{shown}`"), &e))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Error::new(
+            ErrorCode::UnsupportedFormat,
+            format!(
+                "Configuration file `{shown}` is larger than 1 MiB; keep only the catalog settings in it."
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Parses YAML; a syntax error is E3.
+fn parse_yaml(bytes: &[u8], shown: &str) -> Result<Value> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    yaml_serde::from_slice::<Value>(bytes).map_err(|e| {
+        let line = e.location().map_or(1, |l| l.line());
+        Error::invalid_argument(format!(
+            "Configuration file `{shown}` is not valid YAML at line {line} ({}); fix the syntax.",
+            yaml_detail(&e)
+        ))
+    })
+}
+
+/// The parser's reason without its position suffix.
+pub(crate) fn yaml_detail(e: &yaml_serde::Error) -> String {
+    let text = e.to_string();
+    match text.find(" at line ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+/// Collects problems while reading the keys.
+struct Reader<'a> {
+    env: &'a SettingsEnv<'a>,
+    source: &'a Source,
+    language: Language,
+    problems: Vec<SettingsProblem>,
+}
+
+impl Reader<'_> {
+    fn key(&self, key: &str) -> String {
+        format!("{}{key}", self.source.key_prefix)
+    }
+
+    fn problem(&mut self, key: &str, code: ErrorCode, fatal: bool, problem: (&str, &str), fix: (&str, &str)) {
+        let key = self.key(key);
+        let message = match self.language {
+            Language::En => format!("Setting `{key}` {}; {}.", problem.0, fix.0),
+            Language::Ja => format!("設定の `{key}` が{}。{}。", problem.1, fix.1),
+        };
+        self.problems.push(SettingsProblem { kind: "config_error", key, message, code, fatal });
+    }
+
+    fn wrong_type(&mut self, key: &str, expected: (&str, &str), value: &Value, example: &str) {
+        let found = kind_of(value);
+        self.problem(
+            key,
+            ErrorCode::InvalidArgument,
+            true,
+            (
+                &format!("must be {}, not {}", expected.0, found.0),
+                &format!("{}ではありません（{}です）", expected.1, found.1),
+            ),
+            (&format!("write {example}"), &format!("{example} のように書いてください")),
+        );
+    }
+
+    /// A string setting, or `None` (absent/null, or wrong type: a problem).
+    fn string(&mut self, map: &Mapping, key: &str, full: &str, example: &str) -> Option<String> {
+        match map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(v) => match scalar_string(v) {
+                Some(s) => Some(s),
+                None => {
+                    self.wrong_type(full, ("a string", "文字列"), v, example);
+                    None
+                }
+            },
+        }
+    }
+
+    fn boolean(&mut self, map: &Mapping, key: &str, full: &str) -> Option<bool> {
+        match map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(v) => {
+                self.wrong_type(full, ("true or false", "true か false"), v, "true");
+                None
+            }
+        }
+    }
+
+    /// A list of strings (a single string counts as a list of one).
+    fn strings(&mut self, map: &Mapping, key: &str, full: &str, example: &str) -> Option<Vec<String>> {
+        match map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Sequence(items)) => {
+                let mut out = Vec::new();
+                for item in items {
+                    match scalar_string(item) {
+                        Some(s) => out.push(s),
+                        None => {
+                            self.wrong_type(full, ("a list of strings", "文字列の並び"), item, example);
+                            return None;
+                        }
+                    }
+                }
+                Some(out)
+            }
+            Some(v) => match scalar_string(v) {
+                Some(s) => Some(vec![s]),
+                None => {
+                    self.wrong_type(full, ("a list of strings", "文字列の並び"), v, example);
+                    None
+                }
+            },
+        }
+    }
+
+    /// A mapping section, or `None` (absent/null, or wrong type: a problem).
+    fn section<'m>(&mut self, map: &'m Mapping, key: &str) -> Option<&'m Mapping> {
+        match map.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Mapping(m)) => Some(m),
+            Some(v) => {
+                self.wrong_type(key, ("a mapping", "キーと値の組"), v, &format!("{key}: {{…}}"));
+                None
+            }
+        }
+    }
+
+    /// Resolves a path setting; outside the root, or refused by the guard: a fatal problem.
+    fn path(&mut self, key: &str, text: &str) -> Option<String> {
+        let Some(rel) = resolve_in_root(self.env.workspace, &self.source.base, text) else {
+            self.problem(
+                key,
+                ErrorCode::InvalidPath,
+                true,
+                (
+                    &format!("(`{text}`) resolves outside the root"),
+                    &format!("（`{text}`）はルートの外を指しています"),
+                ),
+                ("use a path inside the knowledge-base root", "ルートの中のパスにしてください"),
+            );
+            return None;
+        };
+        if rel.is_empty() || self.env.workspace.rel_path(&rel, PathContext::Any).is_err() {
+            self.problem(
+                key,
+                ErrorCode::InvalidPath,
+                true,
+                (&format!("(`{rel}`) is refused by the path guard"), &format!("（`{rel}`）はパスの決まりに合いません")),
+                (
+                    "use a plain path that is not inside .git or the index folder and passes no symbolic link",
+                    ".git や索引のフォルダの外の、リンクを通らないパスにしてください",
+                ),
+            );
+            return None;
+        }
+        Some(rel)
+    }
+
+    /// Resolves and compiles globs; a bad one is a fatal problem.
+    fn globs(&mut self, key: &str, patterns: &[String]) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        for p in patterns {
+            let resolved =
+                resolve_in_root(self.env.workspace, &self.source.base, p).filter(|r| !r.is_empty());
+            let Some(resolved) = resolved else {
+                self.problem(
+                    key,
+                    ErrorCode::InvalidPath,
+                    true,
+                    (
+                        &format!("(`{p}`) resolves outside the root"),
+                        &format!("（`{p}`）はルートの外を指しています"),
+                    ),
+                    ("use a pattern inside the knowledge-base root", "ルートの中のパターンにしてください"),
+                );
+                return None;
+            };
+            if GlobFilter::new(std::slice::from_ref(&resolved), &[]).is_err() {
+                self.problem(
+                    key,
+                    ErrorCode::InvalidArgument,
+                    true,
+                    (
+                        &format!("has `{p}`, which is not a valid glob"),
+                        &format!("`{p}` はグロブとして読めません"),
+                    ),
+                    ("fix the pattern", "パターンを直してください"),
+                );
+                return None;
+            }
+            out.push(resolved);
+        }
+        Some(out)
+    }
+
+    fn unknown(&mut self, map: &Mapping, known: &[&str], prefix: &str) {
+        if !self.source.report_unknown {
+            return;
+        }
+        for k in map.keys() {
+            let name = scalar_string(k).unwrap_or_else(|| "?".to_owned());
+            if !known.contains(&name.as_str()) {
+                self.problem(
+                    &format!("{prefix}{name}"),
+                    ErrorCode::InvalidArgument,
+                    false,
+                    ("is unknown", "は知らない設定です"),
+                    ("remove it or fix its spelling", "消すか、綴りを直してください"),
+                );
+            }
+        }
+    }
+}
+
+/// Interprets a located configuration.
+fn interpret(env: &SettingsEnv<'_>, source: Source) -> Inspected {
+    let empty = Mapping::new();
+    let mut language = Language::En;
+    // `language` first, so every message below uses it.
+    if let Value::Mapping(m) = &source.section
+        && let Some(v) = m.get("language")
+        && let Some(s) = scalar_string(v)
+    {
+        match s.as_str() {
+            "ja" => language = Language::Ja,
+            _ => language = Language::En,
+        }
+    }
+    let mut r = Reader { env, source: &source, language, problems: Vec::new() };
+    let map = match &source.section {
+        Value::Mapping(m) => m,
+        Value::Null => &empty,
+        other => {
+            let key = source.key_prefix.trim_end_matches('.');
+            let shown = if key.is_empty() { "(top level)" } else { key };
+            let found = kind_of(other);
+            let message = match language {
+                Language::En => format!(
+                    "Setting `{shown}` must be a mapping of catalog settings, not {}; write keys such as index: index.yaml.",
+                    found.0
+                ),
+                Language::Ja => {
+                    format!(
+                        "設定の `{shown}` がキーと値の組ではありません（{}です）。index: index.yaml のように書いてください。",
+                        found.1
+                    )
+                }
+            };
+            r.problems.push(SettingsProblem {
+                kind: "config_error",
+                key: shown.to_owned(),
+                message,
+                code: ErrorCode::InvalidArgument,
+                fatal: true,
+            });
+            return Inspected { settings: None, file: source.file.clone(), problems: r.problems };
+        }
+    };
+
+    // Keys in the order they are written in the file, so problems come in file order.
+    let mut index = None;
+    let mut index_present = false;
+    let mut scan = None;
+    let mut check_ignore = Vec::new();
+    let mut html = HtmlSettings::default();
+    let mut build = None;
+    let root_name = env
+        .workspace
+        .root()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "Documentation".to_owned());
+    for key in map.keys() {
+        let Some(key) = key.as_str() else {
+            r.unknown(map, &[], "");
+            continue;
+        };
+        match key {
+            "index" => {
+                index_present = !matches!(map.get("index"), None | Some(Value::Null));
+                if let Some(text) = r.string(map, "index", "index", "index: index.yaml") {
+                    index = r.path("index", &text);
+                }
+            }
+            "language" => match map.get("language") {
+                None | Some(Value::Null) => {}
+                Some(v) => match scalar_string(v).as_deref() {
+                    Some("en" | "ja") => {}
+                    _ => r.problem(
+                        "language",
+                        ErrorCode::InvalidArgument,
+                        true,
+                        (
+                            &format!("is `{}`, which is not a supported language", plain(v)),
+                            &format!("`{}` で、使えない言語です", plain(v)),
+                        ),
+                        ("use en or ja", "en か ja にしてください"),
+                    ),
+                },
+            },
+            "scan" => {
+                if let Some(list) = r.strings(map, "scan", "scan", "scan: [\"docs/**/*.md\"]") {
+                    scan = r.globs("scan", &list);
+                }
+            }
+            "check" => {
+                if let Some(check) = r.section(map, "check") {
+                    r.unknown(check, &["ignore"], "check.");
+                    if let Some(kinds) = r.strings(check, "ignore", "check.ignore", "ignore: [unindexed_doc]")
+                    {
+                        for kind in kinds {
+                            if ISSUE_KINDS.contains(&kind.as_str()) {
+                                check_ignore.push(kind);
+                            } else {
+                                r.problem(
+                                    "check.ignore",
+                                    ErrorCode::InvalidArgument,
+                                    false,
+                                    (
+                                        &format!("names `{kind}`, which is not an issue kind"),
+                                        &format!("`{kind}` を挙げていますが、これは点検の種類にありません"),
+                                    ),
+                                    (
+                                        "use kinds that kb_check reports, such as unindexed_doc",
+                                        "unindexed_doc など、kb_check が報告する種類にしてください",
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            "html" => {
+                if let Some(h) = r.section(map, "html") {
+                    r.unknown(h, &["lang", "toc", "tocDepth", "highlight"], "html.");
+                    if let Some(lang) = r.string(h, "lang", "html.lang", "lang: ja") {
+                        if lang == "auto" {
+                            html.lang = HtmlLang::Auto;
+                        } else if is_language_tag(&lang) {
+                            html.lang = HtmlLang::Tag(lang);
+                        } else {
+                            r.problem(
+                                "html.lang",
+                                ErrorCode::InvalidArgument,
+                                true,
+                                (
+                                    &format!("is `{lang}`, which is not auto or a BCP 47 language tag"),
+                                    &format!("`{lang}` で、auto でも BCP 47 の言語タグでもありません"),
+                                ),
+                                (
+                                    "use auto, ja, en or another language tag",
+                                    "auto・ja・en などにしてください",
+                                ),
+                            );
+                        }
+                    }
+                    if let Some(b) = r.boolean(h, "toc", "html.toc") {
+                        html.toc = b;
+                    }
+                    match h.get("tocDepth") {
+                        None | Some(Value::Null) => {}
+                        Some(v) => match v.as_u64() {
+                            Some(d @ 2..=6) => html.toc_depth = d as u8,
+                            _ => r.problem(
+                                "html.tocDepth",
+                                ErrorCode::InvalidArgument,
+                                true,
+                                (
+                                    &format!("is `{}`, not an integer from 2 to 6", plain(v)),
+                                    &format!("`{}` で、2 から 6 の整数ではありません", plain(v)),
+                                ),
+                                (
+                                    "write a heading level from 2 to 6",
+                                    "2 から 6 の見出しの深さにしてください",
+                                ),
+                            ),
+                        },
+                    }
+                    if let Some(b) = r.boolean(h, "highlight", "html.highlight") {
+                        html.highlight = b;
+                    }
+                }
+            }
+            "build" => {
+                if let Some(b) = r.section(map, "build") {
+                    r.unknown(b, &["include", "exclude", "out", "title"], "build.");
+                    build = read_build(&mut r, b, &root_name);
+                }
+            }
+            other => {
+                if r.source.report_unknown {
+                    r.problem(
+                        other,
+                        ErrorCode::InvalidArgument,
+                        false,
+                        ("is unknown", "は知らない設定です"),
+                        ("remove it or fix its spelling", "消すか、綴りを直してください"),
+                    );
+                }
+            }
+        }
+    }
+    if !index_present {
+        let message = no_index_message(language, &source.file);
+        r.problems.push(SettingsProblem {
+            kind: "missing_index",
+            key: r.key("index"),
+            message,
+            code: ErrorCode::NotFound,
+            fatal: false,
+        });
+    }
+    let fatal = r.problems.iter().any(|p| p.fatal);
+    let scan =
+        scan.unwrap_or_else(|| build.as_ref().map(|b: &BuildSettings| b.include.clone()).unwrap_or_default());
+    let settings = (!fatal).then(|| CatalogSettings {
+        origin: source.origin.clone(),
+        file: source.file.clone(),
+        key_prefix: source.key_prefix,
+        index,
+        language,
+        scan,
+        check_ignore,
+        html,
+        build,
+    });
+    Inspected { settings, file: source.file.clone(), problems: r.problems }
+}
+
+fn read_build(r: &mut Reader<'_>, b: &Mapping, root_name: &str) -> Option<BuildSettings> {
+    let include = match r.strings(b, "include", "build.include", "include: [\"docs/**/*.md\"]") {
+        Some(list) if !list.is_empty() => r.globs("build.include", &list)?,
+        Some(_) | None => {
+            let missing = matches!(b.get("include"), None | Some(Value::Null));
+            if missing || matches!(b.get("include"), Some(Value::Sequence(s)) if s.is_empty()) {
+                r.problem(
+                    "build.include",
+                    ErrorCode::InvalidArgument,
+                    true,
+                    ("is missing or empty", "がないか空です"),
+                    (
+                        "list the documents to combine, such as [\"docs/**/*.md\"]",
+                        "[\"docs/**/*.md\"] のように、まとめる文書を書いてください",
+                    ),
+                );
+            }
+            return None;
+        }
+    };
+    let exclude = match r.strings(b, "exclude", "build.exclude", "exclude: [\"docs/drafts/**\"]") {
+        Some(list) => r.globs("build.exclude", &list)?,
+        None => Vec::new(),
+    };
+    let out_text = r
+        .string(b, "out", "build.out", "out: dist/docs.html")
+        .unwrap_or_else(|| DEFAULT_BUILD_OUT.to_owned());
+    let lower = out_text.to_lowercase();
+    if !(lower.ends_with(".html") || lower.ends_with(".htm")) {
+        r.problem(
+            "build.out",
+            ErrorCode::UnsupportedFormat,
+            true,
+            (
+                &format!("(`{out_text}`) does not end in .html or .htm"),
+                &format!("（`{out_text}`）が .html でも .htm でも終わりません"),
+            ),
+            (
+                "name an .html file such as dist/docs.html",
+                "dist/docs.html のような .html のファイルにしてください",
+            ),
+        );
+        return None;
+    }
+    let out = r.path("build.out", &out_text)?;
+    let title =
+        r.string(b, "title", "build.title", "title: Documentation").unwrap_or_else(|| root_name.to_owned());
+    Some(BuildSettings { include, exclude, out, title })
+}
+
+/// `base` joined with `text`, lexically normalised and made relative to the workspace root;
+/// `None` when it leaves the root. An absolute `text` is accepted when it lies inside the root.
+/// Returns `""` for the root itself.
+pub(crate) fn resolve_in_root(workspace: &Workspace, base: &Path, text: &str) -> Option<String> {
+    let text = text.replace('\\', "/");
+    let joined = if Path::new(&text).is_absolute() { PathBuf::from(&text) } else { base.join(&text) };
+    let mut parts: Vec<std::ffi::OsString> = Vec::new();
+    let mut prefix = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => prefix.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::Normal(s) => parts.push(s.to_os_string()),
+        }
+    }
+    let mut abs = prefix;
+    abs.extend(&parts);
+    let rel = abs.strip_prefix(workspace.root()).ok()?;
+    let segs: Option<Vec<String>> =
+        rel.components().map(|c| c.as_os_str().to_str().map(str::to_owned)).collect();
+    Some(segs?.join("/"))
+}
+
+/// A scalar as a string: strings as they are, numbers as written by YAML, never booleans.
+pub(crate) fn scalar_string(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A short text of a value for messages.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".to_owned(),
+        _ => kind_of(v).0.to_owned(),
+    }
+}
+
+/// The kind of a YAML value, in English and Japanese.
+pub(crate) fn kind_of(v: &Value) -> (&'static str, &'static str) {
+    match v {
+        Value::Null => ("null", "null"),
+        Value::Bool(_) => ("a boolean", "真偽値"),
+        Value::Number(_) => ("a number", "数"),
+        Value::String(_) => ("a string", "文字列"),
+        Value::Sequence(_) => ("a list", "並び"),
+        Value::Mapping(_) => ("a mapping", "キーと値の組"),
+        Value::Tagged(_) => ("a tagged value", "タグ付きの値"),
+    }
+}
+
+/// A BCP 47 tag, loosely: letters, then `-`-separated alphanumeric subtags of 1–8 characters.
+fn is_language_tag(s: &str) -> bool {
+    let mut parts = s.split('-');
+    let first = parts.next().unwrap_or("");
+    (2..=8).contains(&first.len())
+        && first.chars().all(|c| c.is_ascii_alphabetic())
+        && parts.all(|p| (1..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()))
+}

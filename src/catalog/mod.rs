@@ -1,0 +1,87 @@
+//! The document catalog (`../shared/spec/catalog.md` §2–§6.4): the catalog settings, the YAML
+//! index of documents, terms and tags, the text-preserving index editor, and the queries and
+//! checks the `kb_find_docs`, `kb_list_tags`, `kb_update_index` and `kb_check` tools answer.
+//!
+//! - [`config`]: where the settings come from (§3.1), path bases (§3.2), keys and defaults
+//!   (§3.3, including `html.*` and `build.*`), validation (§3.4).
+//!
+//! Invariants:
+//!
+//! - The catalog never reads or writes the search index; every file it opens goes through
+//!   `workspace` (a standalone configuration found above the root is the one exception: it is
+//!   read as a regular file, never followed through a link).
+//! - Every path it returns is root-relative with `/` separators.
+//! - Messages follow the configured [`Language`]; English is the default.
+
+pub mod config;
+
+#[cfg(test)]
+mod tests;
+
+use unicode_normalization::UnicodeNormalization;
+
+pub use config::{
+    BuildSettings, CatalogSettings, HtmlLang, HtmlSettings, SettingsEnv, SettingsOrigin, SettingsProblem,
+    find_settings, inspect_settings, load_settings,
+};
+
+/// The language of catalog messages and Markdown labels (`catalog.md` §3.3 `language`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// English (the default).
+    #[default]
+    En,
+    /// Japanese: mdmark's texts.
+    Ja,
+}
+
+impl Language {
+    /// `en` or `ja`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::En => "en",
+            Language::Ja => "ja",
+        }
+    }
+
+    /// The text for this language.
+    pub fn pick<T>(self, en: T, ja: T) -> T {
+        match self {
+            Language::En => en,
+            Language::Ja => ja,
+        }
+    }
+
+    /// The separator between items of a list in a sentence or a cell: `, ` or `・`.
+    pub fn list_sep(self) -> &'static str {
+        self.pick(", ", "・")
+    }
+}
+
+/// `norm(s)` of `catalog.md` §2.6: NFKC, Unicode lowercase, trimmed of White_Space.
+pub fn norm(s: &str) -> String {
+    s.nfkc().collect::<String>().to_lowercase().trim().to_owned()
+}
+
+/// The issue kinds of `kb_check` (`catalog.md` §6.4.3), in the order of that table.
+pub const ISSUE_KINDS: &[&str] = &[
+    "config_error",
+    "missing_index",
+    "invalid_yaml",
+    "schema_error",
+    "invalid_path",
+    "missing_doc",
+    "duplicate_id",
+    "duplicate_alias",
+    "unknown_tag",
+    "deprecated_tag",
+    "invalid_deprecation",
+    "unknown_relation_target",
+    "self_relation",
+    "duplicate_relation",
+    "asymmetric_change_together",
+    "unindexed_doc",
+    "broken_link",
+    "missing_anchor",
+    "missed_change_together",
+];
