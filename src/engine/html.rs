@@ -7,6 +7,7 @@
 
 use super::Engine;
 use crate::assets::{ImageFormat, MAX_ASSET_BYTES, SIGNATURE_BYTES};
+use crate::catalog::{CatalogSettings, HtmlLang};
 use crate::error::{Error, ErrorCode, Result};
 use crate::html::{self, FileKind, Files, ImageProblem, Language, SiteDoc};
 use crate::wire::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};
@@ -146,15 +147,23 @@ impl Engine {
     /// The settings for a call. `required`: a missing catalog configuration is an error
     /// (`kb_build_site`); otherwise the defaults apply (`kb_export_html`, `catalog.md` §3.1).
     fn html_config(&self, config: Option<&str>, required: bool) -> Result<HtmlConfig> {
-        // The catalog settings loader (issue #14) replaces this: until it lands, there is no
-        // catalog configuration and the defaults apply.
-        let _ = config;
-        if required {
-            return Err(Error::not_found(
-                "No catalog configuration was found; run `local-vector-search-mcp init` to create one.",
-            ));
-        }
-        Ok(HtmlConfig { settings: html::Settings::default(), build: None, index: None })
+        let s = if required {
+            self.catalog_settings(config)?
+        } else {
+            self.find_catalog_settings(config)?.unwrap_or_else(CatalogSettings::defaults)
+        };
+        let settings = html::Settings {
+            lang: match s.html.lang {
+                HtmlLang::Auto => None,
+                HtmlLang::Tag(tag) => Some(tag),
+            },
+            toc: s.html.toc,
+            toc_depth: s.html.toc_depth,
+            highlight: s.html.highlight,
+            language: s.language,
+        };
+        let build = s.build.map(|b| Build { include: b.include, exclude: b.exclude, out: b.out, title: b.title });
+        Ok(HtmlConfig { settings, build, index: s.index })
     }
 }
 

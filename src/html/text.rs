@@ -1,14 +1,6 @@
 //! Escaping, URL encoding, relative paths and the warning sentences (`catalog.md` §7.12, §9.6).
 
-/// The language of warnings, labels and error messages (`language`, `catalog.md` §3.3).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Language {
-    /// English (the default).
-    #[default]
-    En,
-    /// Japanese (mdmark's texts).
-    Ja,
-}
+pub use crate::catalog::Language;
 
 /// Text content: `&`, `<`, `>` escaped.
 pub fn escape_text(s: &str, out: &mut String) {
