@@ -235,6 +235,12 @@ fn urls_are_encoded_only_where_a_url_cannot_hold_the_character() {
 }
 
 #[test]
+fn entities_in_attributes_decode_and_never_split_a_character() {
+    assert_eq!(sanitize::decode_entities("a&amp;b&#x3042;&#12354;&nope;&"), "a&bああ&nope;&");
+    assert_eq!(sanitize::decode_entities("&日本語の長い文字列です"), "&日本語の長い文字列です");
+}
+
+#[test]
 fn svg_and_avif_are_recognised_by_content() {
     assert_eq!(sniff_svg_or_avif("a.svg", b"<?xml version=\"1.0\"?><svg xmlns=\"\"/>"), Some("image/svg+xml"));
     assert_eq!(sniff_svg_or_avif("a.svg", b"not svg"), None);
