@@ -46,7 +46,8 @@ fn title_of(doc: &SiteDoc<'_>, analysis: &Analysis) -> (String, bool) {
 pub fn export_page(doc: &SiteDoc<'_>, out: &str, settings: &Settings, files: &dyn Files) -> Page {
     let analysis = analyze(doc.text);
     let (title, insert) = title_of(doc, &analysis);
-    let cx = Context::new(files, settings, out, None);
+    let lang = settings.lang.clone().unwrap_or_else(|| auto_lang([doc.text]).to_owned());
+    let cx = Context::new(files, settings, out, None, lang.clone());
     let input = DocInput {
         path: doc.path,
         text: doc.text,
@@ -55,7 +56,6 @@ pub fn export_page(doc: &SiteDoc<'_>, out: &str, settings: &Settings, files: &dy
         inserted_title: insert.then_some(title.as_str()),
     };
     let (article, warnings) = render_article(&cx, &input);
-    let lang = settings.lang.clone().unwrap_or_else(|| auto_lang([doc.text]).to_owned());
     let labels = labels(&lang);
     let entries: Vec<(u8, String, String)> = analysis
         .headings
@@ -89,8 +89,8 @@ pub fn build_site(docs: &[SiteDoc<'_>], title: &str, out: &str, settings: &Setti
         .zip(&analyses)
         .map(|((d, key), a)| (d.path.to_owned(), SiteEntry { key: key.clone(), anchors: a.anchors.clone() }))
         .collect();
-    let cx = Context::new(files, settings, out, Some(site));
     let lang = settings.lang.clone().unwrap_or_else(|| auto_lang(docs.iter().map(|d| d.text)).to_owned());
+    let cx = Context::new(files, settings, out, Some(site), lang.clone());
     let labels = labels(&lang);
     let mut articles = String::new();
     let mut nav = String::new();

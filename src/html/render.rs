@@ -136,6 +136,8 @@ pub struct Context<'a> {
     pub out: &'a str,
     /// A site's documents by path; `None` for a single export.
     pub site: Option<BTreeMap<String, SiteEntry>>,
+    /// The page's `lang` (labels follow it).
+    pub lang: String,
     anchors: RefCell<HashMap<String, Option<HashSet<String>>>>,
     images: RefCell<HashMap<String, Result<String, ImageProblem>>>,
 }
@@ -147,8 +149,9 @@ impl<'a> Context<'a> {
         settings: &'a Settings,
         out: &'a str,
         site: Option<BTreeMap<String, SiteEntry>>,
+        lang: String,
     ) -> Self {
-        Context { files, settings, out, site, anchors: RefCell::default(), images: RefCell::default() }
+        Context { files, settings, out, site, lang, anchors: RefCell::default(), images: RefCell::default() }
     }
 
     /// Whether the Markdown file `path` has the anchor `fragment` (`None`: it cannot be read).
@@ -404,7 +407,7 @@ impl Renderer<'_, '_> {
                         BlockQuoteKind::Warning => ("warning", "Warning", "警告"),
                         BlockQuoteKind::Caution => ("caution", "Caution", "注意"),
                     };
-                    let label = if self.cx.settings.language == super::Language::Ja { ja } else { en };
+                    let label = if super::text::is_japanese(&self.cx.lang) { ja } else { en };
                     self.out.push_str(&format!(
                         "<blockquote class=\"alert alert-{class}\">\n<p class=\"alert-title\">{label}</p>\n"
                     ));
@@ -605,7 +608,7 @@ impl Renderer<'_, '_> {
         if defined.is_empty() {
             return;
         }
-        let labels = super::text::labels(if self.cx.settings.language == super::Language::Ja { "ja" } else { "en" });
+        let labels = super::text::labels(&self.cx.lang);
         self.out.push_str(&format!("<section class=\"footnotes\" aria-label=\"{}\">\n<ol>\n", labels.footnotes));
         for (number, label) in defined {
             let body = self.footnotes.remove(&label).unwrap_or_default();
@@ -648,6 +651,7 @@ impl Renderer<'_, '_> {
             }
             Target::Local { path, fragment } => {
                 let fragment = fragment.filter(|f| !f.is_empty());
+                let path = self.md_sibling(path);
                 if path == self.doc.path {
                     if let Some(f) = &fragment
                         && !self.doc.analysis.anchors.contains(f)
@@ -693,6 +697,29 @@ impl Renderer<'_, '_> {
                     super::FileKind::File => Some(encode_url(&relative(self.cx.out, &path)) + &frag_suffix),
                 }
             }
+        }
+    }
+
+    /// mdBook links `x.html` meaning `x.md`: when `x.html` is neither a file nor a document of
+    /// the site and `x.md` is, the link is to `x.md` (as `kb_links` reads it).
+    fn md_sibling(&self, path: String) -> String {
+        let lower = path.to_ascii_lowercase();
+        let stem = if lower.ends_with(".html") {
+            &path[..path.len() - 5]
+        } else if lower.ends_with(".htm") {
+            &path[..path.len() - 4]
+        } else {
+            return path;
+        };
+        let md = format!("{stem}.md");
+        let in_site = |p: &str| self.cx.site.as_ref().is_some_and(|s| s.contains_key(p));
+        if in_site(&path) || self.cx.files.kind(&path) != super::FileKind::Missing {
+            return path;
+        }
+        if md == self.doc.path || in_site(&md) || self.cx.files.kind(&md) == super::FileKind::File {
+            md
+        } else {
+            path
         }
     }
 

@@ -209,6 +209,18 @@ fn a_site_links_documents_to_articles() {
 }
 
 #[test]
+fn mdbook_html_links_lead_to_the_markdown_sibling() {
+    let files = MapFiles::default().with("b.md", b"# B\n\n## Part\n");
+    let page = export("a.md", "# A\n\n[b](b.html#part) [gone](c.html) [self](a.html#a)\n", &files);
+    assert_eq!(page.warnings, vec!["a.md:3: link target `c.html` does not exist; fix the link or restore the file"]);
+    assert!(page.html.contains("href=\"b.html#part\"") && page.html.contains("href=\"#a\""), "{}", page.html);
+    let docs = [doc("a.md", "# A\n\n[b](b.html#part)\n"), doc("b.md", "# B\n\n## Part\n")];
+    let site = build_site(&docs, "S", "out.html", &Settings::default(), &MapFiles::default());
+    assert!(site.warnings.is_empty(), "{:?}", site.warnings);
+    assert!(site.html.contains("href=\"#b--part\""));
+}
+
+#[test]
 fn site_keys_are_unique() {
     let docs = [
         SiteDoc { id: Some("a"), ..doc("x.md", "x\n") },

@@ -155,9 +155,15 @@ pub struct Labels {
     pub back: &'static str,
 }
 
+/// Whether a page language tag is Japanese (`ja`, `ja-JP` …).
+pub fn is_japanese(page_lang: &str) -> bool {
+    let lower = page_lang.to_ascii_lowercase();
+    lower == "ja" || lower.starts_with("ja-")
+}
+
 /// Labels in the page language (`ja` or anything else).
 pub fn labels(page_lang: &str) -> Labels {
-    if page_lang == "ja" || page_lang.starts_with("ja-") {
+    if is_japanese(page_lang) {
         Labels { contents: "目次", documents: "文書", footnotes: "脚注", back: "本文に戻る" }
     } else {
         Labels {
