@@ -260,7 +260,8 @@ struct IndexEntry {
 }
 
 /// The `docs` entries of the index file at `index` (root-relative): only what titles and site
-/// keys need. An unreadable index gives no entries (the render falls back to §7.2's other
+/// keys need. STOPGAP for the lead: replace with the catalog's index loader (issue #14) once it
+/// is merged, so that both read the index the same way (`docs/design/html.md`). An unreadable index gives no entries (the render falls back to §7.2's other
 /// title sources); `kb_check` is where index problems are reported.
 fn index_entries(workspace: &Workspace, index: &str) -> Vec<IndexEntry> {
     let Ok(path) = RelPath::new(index) else { return Vec::new() };
