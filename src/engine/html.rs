@@ -107,7 +107,9 @@ impl Engine {
                 Language::En => {
                     "The catalog configuration has no `build` section; add build.include (and optionally out and title)."
                 }
-                Language::Ja => "設定に build がありません。build.include（と必要なら out・title）を書いてください。",
+                Language::Ja => {
+                    "設定に build がありません。build.include（と必要なら out・title）を書いてください。"
+                }
             }));
         };
         let workspace = &self.core.workspace;
@@ -141,7 +143,11 @@ impl Engine {
         let files = WorkspaceFiles { workspace };
         let page = html::build_site(&docs, &build.title, out.as_str(), &config.settings, &files);
         write_page(workspace, &out, &page.html, lang)?;
-        Ok(BuildSiteResponse { out: out.as_str().to_owned(), docs: docs.len() as u64, warnings: page.warnings })
+        Ok(BuildSiteResponse {
+            out: out.as_str().to_owned(),
+            docs: docs.len() as u64,
+            warnings: page.warnings,
+        })
     }
 
     /// The settings for a call. `required`: a missing catalog configuration is an error
@@ -162,7 +168,8 @@ impl Engine {
             highlight: s.html.highlight,
             language: s.language,
         };
-        let build = s.build.map(|b| Build { include: b.include, exclude: b.exclude, out: b.out, title: b.title });
+        let build =
+            s.build.map(|b| Build { include: b.include, exclude: b.exclude, out: b.out, title: b.title });
         Ok(HtmlConfig { settings, build, index: s.index })
     }
 }
@@ -185,7 +192,9 @@ fn not_a(lang: Language, path: &str, kind: Kind) -> Error {
             Language::En => format!("`{path}` is not a {expected} file; pass a path ending in {ext}."),
             Language::Ja => {
                 let ext = if ext == ".md" { ".md" } else { ".html か .htm" };
-                format!("`{path}` は {expected} のファイルではありません。{ext} で終わるパスを渡してください。")
+                format!(
+                    "`{path}` は {expected} のファイルではありません。{ext} で終わるパスを渡してください。"
+                )
             }
         },
     )
@@ -208,8 +217,12 @@ fn check_output(workspace: &Workspace, out: &RelPath, lang: Language) -> Result<
     }
     match workspace.file_metadata(out)? {
         Some(meta) if !meta.is_file() => Err(Error::invalid_path(match lang {
-            Language::En => format!("`{out}` is a folder or a special file; pass the path of an HTML file to write."),
-            Language::Ja => format!("`{out}` はフォルダーか特別なファイルです。書き出す HTML のパスを渡してください。"),
+            Language::En => {
+                format!("`{out}` is a folder or a special file; pass the path of an HTML file to write.")
+            }
+            Language::Ja => {
+                format!("`{out}` はフォルダーか特別なファイルです。書き出す HTML のパスを渡してください。")
+            }
         })),
         _ => Ok(()),
     }
@@ -223,9 +236,13 @@ fn write_page(workspace: &Workspace, out: &RelPath, html: &str, lang: Language) 
             ErrorCode::PermissionDenied,
             match lang {
                 Language::En => {
-                    format!("`{out}` could not be written (permission denied); check the folder's permissions.")
+                    format!(
+                        "`{out}` could not be written (permission denied); check the folder's permissions."
+                    )
                 }
-                Language::Ja => format!("`{out}` を書き出せません（権限がありません）。フォルダの権限を確かめてください。"),
+                Language::Ja => format!(
+                    "`{out}` を書き出せません（権限がありません）。フォルダの権限を確かめてください。"
+                ),
             },
         )),
         Err(e) => Err(e),
@@ -240,7 +257,8 @@ fn build_documents(workspace: &Workspace, include: &[String], exclude: &[String]
     let mut paths: Vec<RelPath> = Vec::new();
     for pattern in include {
         let filter = GlobFilter::new(std::slice::from_ref(pattern), exclude)?;
-        let mut matched: Vec<&RelPath> = all.iter().map(|e| &e.path).filter(|p| filter.matches(p.as_str())).collect();
+        let mut matched: Vec<&RelPath> =
+            all.iter().map(|e| &e.path).filter(|p| filter.matches(p.as_str())).collect();
         matched.sort_by(|a, b| a.as_str().cmp(b.as_str()));
         for path in matched {
             if !paths.contains(path) {
@@ -344,7 +362,9 @@ impl Files for WorkspaceFiles<'_> {
         match (declared, ImageFormat::detect(&bytes[..bytes.len().min(SIGNATURE_BYTES)])) {
             (Some(declared), Some(found)) if declared == found => Ok((found.mime(), bytes)),
             (Some(_), _) => Err(ImageProblem::Unsupported),
-            (None, _) => html::sniff_svg_or_avif(name, &bytes).map(|mime| (mime, bytes)).ok_or(ImageProblem::Unsupported),
+            (None, _) => html::sniff_svg_or_avif(name, &bytes)
+                .map(|mime| (mime, bytes))
+                .ok_or(ImageProblem::Unsupported),
         }
     }
 }

@@ -22,9 +22,10 @@ const RUST: Syntax = Syntax {
     block_comment: Some(("/*", "*/")),
     quotes: &['"'],
     keywords: &[
-        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "false", "fn", "for",
-        "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "Self",
-        "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while",
+        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "false", "fn",
+        "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+        "self", "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+        "while",
     ],
 };
 
@@ -33,11 +34,60 @@ const C_LIKE: Syntax = Syntax {
     block_comment: Some(("/*", "*/")),
     quotes: &['"', '\'', '`'],
     keywords: &[
-        "async", "await", "break", "case", "catch", "class", "const", "continue", "default", "do", "else", "enum",
-        "export", "extends", "false", "final", "for", "func", "function", "go", "if", "import", "interface", "let",
-        "new", "null", "package", "private", "protected", "public", "return", "static", "struct", "switch", "this",
-        "throw", "true", "try", "type", "typeof", "var", "void", "while", "yield", "int", "char", "long", "double",
-        "float", "bool", "boolean", "string", "nil", "undefined",
+        "async",
+        "await",
+        "break",
+        "case",
+        "catch",
+        "class",
+        "const",
+        "continue",
+        "default",
+        "do",
+        "else",
+        "enum",
+        "export",
+        "extends",
+        "false",
+        "final",
+        "for",
+        "func",
+        "function",
+        "go",
+        "if",
+        "import",
+        "interface",
+        "let",
+        "new",
+        "null",
+        "package",
+        "private",
+        "protected",
+        "public",
+        "return",
+        "static",
+        "struct",
+        "switch",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "type",
+        "typeof",
+        "var",
+        "void",
+        "while",
+        "yield",
+        "int",
+        "char",
+        "long",
+        "double",
+        "float",
+        "bool",
+        "boolean",
+        "string",
+        "nil",
+        "undefined",
     ],
 };
 
@@ -46,9 +96,9 @@ const PYTHON: Syntax = Syntax {
     block_comment: None,
     quotes: &['"', '\''],
     keywords: &[
-        "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else", "except",
-        "False", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None", "nonlocal", "not",
-        "or", "pass", "raise", "return", "True", "try", "while", "with", "yield",
+        "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif", "else",
+        "except", "False", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "None",
+        "nonlocal", "not", "or", "pass", "raise", "return", "True", "try", "while", "with", "yield",
     ],
 };
 
@@ -77,19 +127,21 @@ const SQL: Syntax = Syntax {
     block_comment: Some(("/*", "*/")),
     quotes: &['\''],
     keywords: &[
-        "select", "from", "where", "insert", "into", "values", "update", "set", "delete", "create", "table", "drop",
-        "join", "left", "right", "inner", "outer", "on", "group", "by", "order", "having", "limit", "and", "or",
-        "not", "null", "as", "SELECT", "FROM", "WHERE", "INSERT", "INTO", "VALUES", "UPDATE", "SET", "DELETE",
-        "CREATE", "TABLE", "DROP", "JOIN", "LEFT", "RIGHT", "INNER", "OUTER", "ON", "GROUP", "BY", "ORDER",
-        "HAVING", "LIMIT", "AND", "OR", "NOT", "NULL", "AS",
+        "select", "from", "where", "insert", "into", "values", "update", "set", "delete", "create", "table",
+        "drop", "join", "left", "right", "inner", "outer", "on", "group", "by", "order", "having", "limit",
+        "and", "or", "not", "null", "as", "SELECT", "FROM", "WHERE", "INSERT", "INTO", "VALUES", "UPDATE",
+        "SET", "DELETE", "CREATE", "TABLE", "DROP", "JOIN", "LEFT", "RIGHT", "INNER", "OUTER", "ON", "GROUP",
+        "BY", "ORDER", "HAVING", "LIMIT", "AND", "OR", "NOT", "NULL", "AS",
     ],
 };
 
 fn syntax(lang: &str) -> Option<&'static Syntax> {
     Some(match lang.to_ascii_lowercase().as_str() {
         "rust" | "rs" => &RUST,
-        "c" | "h" | "cpp" | "c++" | "cc" | "java" | "js" | "javascript" | "ts" | "typescript" | "jsx" | "tsx"
-        | "go" | "golang" | "kotlin" | "kt" | "swift" | "cs" | "csharp" | "c#" | "scala" | "dart" => &C_LIKE,
+        "c" | "h" | "cpp" | "c++" | "cc" | "java" | "js" | "javascript" | "ts" | "typescript" | "jsx"
+        | "tsx" | "go" | "golang" | "kotlin" | "kt" | "swift" | "cs" | "csharp" | "c#" | "scala" | "dart" => {
+            &C_LIKE
+        }
         "python" | "py" => &PYTHON,
         "sh" | "bash" | "shell" | "zsh" | "console" => &SHELL,
         "yaml" | "yml" | "toml" | "ini" => &DATA,
@@ -146,7 +198,9 @@ pub fn highlight(lang: &str, code: &str) -> Option<String> {
         }
         if c.is_ascii_digit() && (i == 0 || !is_word(chars[i - 1].1)) {
             let mut j = i;
-            while j < chars.len() && (chars[j].1.is_ascii_alphanumeric() || chars[j].1 == '.' || chars[j].1 == '_') {
+            while j < chars.len()
+                && (chars[j].1.is_ascii_alphanumeric() || chars[j].1 == '.' || chars[j].1 == '_')
+            {
                 j += 1;
             }
             let end = chars.get(j).map_or(code.len(), |(a, _)| *a);

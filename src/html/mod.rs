@@ -123,8 +123,6 @@ pub fn is_cjk(c: char) -> bool {
 
 /// `html.lang: auto`: `ja` when any text holds Hiragana, Katakana or a CJK ideograph.
 pub fn auto_lang<'a>(texts: impl IntoIterator<Item = &'a str>) -> &'static str {
-    let japanese = |c: char| {
-        matches!(c as u32, 0x3040..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F)
-    };
+    let japanese = |c: char| matches!(c as u32, 0x3040..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F);
     if texts.into_iter().any(|t| t.chars().any(japanese)) { "ja" } else { "en" }
 }

@@ -80,7 +80,13 @@ pub fn export_page(doc: &SiteDoc<'_>, out: &str, settings: &Settings, files: &dy
 }
 
 /// The documents as one navigable page written at `out`, titled `title`.
-pub fn build_site(docs: &[SiteDoc<'_>], title: &str, out: &str, settings: &Settings, files: &dyn Files) -> Page {
+pub fn build_site(
+    docs: &[SiteDoc<'_>],
+    title: &str,
+    out: &str,
+    settings: &Settings,
+    files: &dyn Files,
+) -> Page {
     let analyses: Vec<Analysis> = docs.iter().map(|d| analyze(d.text)).collect();
     let keys = site_keys(docs);
     let site: BTreeMap<String, SiteEntry> = docs

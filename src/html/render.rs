@@ -9,7 +9,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 use base64::Engine as _;
-use pulldown_cmark::{Alignment, BlockQuoteKind, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{
+    Alignment, BlockQuoteKind, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd,
+};
 
 use super::sanitize::{self, Policy, Token};
 use super::text::{Warning, encode_url, escape_attr, escape_text, relative};
@@ -69,14 +71,13 @@ pub fn analyze(text: &str) -> Analysis {
         match event {
             Event::Start(Tag::MetadataBlock(_)) => metadata = true,
             Event::End(TagEnd::MetadataBlock(_)) => metadata = false,
-            Event::Text(t) if metadata => {
-                if front_title.is_none() {
-                    front_title = yaml_serde::from_str::<serde_json::Value>(&t)
-                        .ok()
-                        .and_then(|v| v.get("title").and_then(|t| t.as_str()).map(str::to_owned))
-                        .filter(|t| !t.trim().is_empty());
-                }
+            Event::Text(t) if metadata && front_title.is_none() => {
+                front_title = yaml_serde::from_str::<serde_json::Value>(&t)
+                    .ok()
+                    .and_then(|v| v.get("title").and_then(|t| t.as_str()).map(str::to_owned))
+                    .filter(|t| !t.trim().is_empty());
             }
+            Event::Text(_) if metadata => {}
             Event::Start(Tag::Heading { level, id, .. }) => {
                 current = Some((level_number(level), String::new(), id.map(|i| i.to_string())));
             }
@@ -197,7 +198,8 @@ pub struct DocInput<'a> {
 
 /// The article's inner HTML and the warnings, in source order.
 pub fn render_article(cx: &Context<'_>, doc: &DocInput<'_>) -> (String, Vec<String>) {
-    let events: Vec<(Event<'_>, Range<usize>)> = Parser::new_ext(doc.text, options()).into_offset_iter().collect();
+    let events: Vec<(Event<'_>, Range<usize>)> =
+        Parser::new_ext(doc.text, options()).into_offset_iter().collect();
     let mut r = Renderer {
         cx,
         doc,
@@ -415,9 +417,11 @@ impl Renderer<'_, '_> {
             },
             Tag::CodeBlock(kind) => {
                 let lang = match kind {
-                    CodeBlockKind::Fenced(info) => {
-                        info.split(|c: char| c.is_whitespace() || c == ',' || c == '{').next().unwrap_or("").to_owned()
-                    }
+                    CodeBlockKind::Fenced(info) => info
+                        .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
+                        .next()
+                        .unwrap_or("")
+                        .to_owned(),
                     CodeBlockKind::Indented => String::new(),
                 };
                 self.code = Some((lang, String::new()));
@@ -609,7 +613,8 @@ impl Renderer<'_, '_> {
             return;
         }
         let labels = super::text::labels(&self.cx.lang);
-        self.out.push_str(&format!("<section class=\"footnotes\" aria-label=\"{}\">\n<ol>\n", labels.footnotes));
+        self.out
+            .push_str(&format!("<section class=\"footnotes\" aria-label=\"{}\">\n<ol>\n", labels.footnotes));
         for (number, label) in defined {
             let body = self.footnotes.remove(&label).unwrap_or_default();
             let back = if self.footnote_refs.contains_key(&label) {
@@ -665,7 +670,8 @@ impl Renderer<'_, '_> {
                         (None, None) => "#".to_owned(),
                     });
                 }
-                let frag_suffix = fragment.as_ref().map(|f| format!("#{}", encode_url(f))).unwrap_or_default();
+                let frag_suffix =
+                    fragment.as_ref().map(|f| format!("#{}", encode_url(f))).unwrap_or_default();
                 let in_site = self.cx.site.as_ref().is_some_and(|s| s.contains_key(&path));
                 let kind = if in_site { super::FileKind::File } else { self.cx.files.kind(&path) };
                 match kind {
@@ -738,11 +744,13 @@ impl Renderer<'_, '_> {
             html.push_str("</span>");
             html
         };
-        let target = if sanitize::is_dangerous_url(raw) { None } else { Some(links::resolve(self.doc.path, raw)) };
+        let target =
+            if sanitize::is_dangerous_url(raw) { None } else { Some(links::resolve(self.doc.path, raw)) };
         match target {
             Some(Target::External(url)) => {
                 self.warn(offset, Warning::RemoteImage(raw));
-                let mut html = format!("<a class=\"remote-image\" href=\"{}\">", escape_attr(&encode_url(&url)));
+                let mut html =
+                    format!("<a class=\"remote-image\" href=\"{}\">", escape_attr(&encode_url(&url)));
                 escape_text(if alt.is_empty() { raw } else { alt }, &mut html);
                 html.push_str("</a>");
                 html

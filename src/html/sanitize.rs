@@ -38,16 +38,78 @@ pub enum Policy {
 
 /// Elements kept (with [`keep_attribute`]'s attributes).
 const KEPT: &[&str] = &[
-    "a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "center", "cite", "code", "col", "colgroup",
-    "dd", "del", "details", "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5",
-    "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "rp", "rt", "ruby", "s", "samp",
-    "small", "span", "strike", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th",
-    "thead", "time", "tr", "tt", "u", "ul", "var", "wbr",
+    "a",
+    "abbr",
+    "b",
+    "bdi",
+    "bdo",
+    "blockquote",
+    "br",
+    "caption",
+    "center",
+    "cite",
+    "code",
+    "col",
+    "colgroup",
+    "dd",
+    "del",
+    "details",
+    "dfn",
+    "div",
+    "dl",
+    "dt",
+    "em",
+    "figcaption",
+    "figure",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "i",
+    "img",
+    "ins",
+    "kbd",
+    "li",
+    "mark",
+    "ol",
+    "p",
+    "pre",
+    "q",
+    "rp",
+    "rt",
+    "ruby",
+    "s",
+    "samp",
+    "small",
+    "span",
+    "strike",
+    "strong",
+    "sub",
+    "summary",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "time",
+    "tr",
+    "tt",
+    "u",
+    "ul",
+    "var",
+    "wbr",
 ];
 
 /// Elements removed with their content.
-const DROPPED_WITH_CONTENT: &[&str] =
-    &["script", "style", "iframe", "object", "template", "noscript", "title", "textarea", "select", "svg", "math"];
+const DROPPED_WITH_CONTENT: &[&str] = &[
+    "script", "style", "iframe", "object", "template", "noscript", "title", "textarea", "select", "svg",
+    "math",
+];
 
 /// Elements that never have an end tag.
 pub const VOID: &[&str] = &["br", "col", "hr", "img", "wbr"];
@@ -140,8 +202,8 @@ enum Scan<'a> {
 fn tag_at(s: &str, at: usize) -> Scan<'static> {
     let rest = &s[at..];
     let b = rest.as_bytes();
-    if rest.starts_with("<!--") {
-        return match rest[4..].find("-->") {
+    if let Some(comment) = rest.strip_prefix("<!--") {
+        return match comment.find("-->") {
             Some(end) => Scan::Tag(Token::Hidden, at + 4 + end + 3),
             None => Scan::Unfinished,
         };
@@ -276,7 +338,10 @@ pub fn decode_entities(s: &str) -> String {
 /// Whether a URL would run code or smuggle content (`javascript:`, `vbscript:`, `data:` in a
 /// link), ignoring case, whitespace and control characters as browsers do.
 pub fn is_dangerous_url(url: &str) -> bool {
-    let cleaned: String =
-        url.chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect::<String>().to_ascii_lowercase();
+    let cleaned: String = url
+        .chars()
+        .filter(|c| !c.is_whitespace() && !c.is_control())
+        .collect::<String>()
+        .to_ascii_lowercase();
     cleaned.starts_with("javascript:") || cleaned.starts_with("vbscript:") || cleaned.starts_with("data:")
 }

@@ -60,7 +60,9 @@ fn the_f1_export_is_self_contained_and_rewrites_links() {
     assert_eq!(page.warnings, Vec::<String>::new());
     let html = &page.html;
     assert!(html.starts_with("<!doctype html>\n<html lang=\"ja\">"), "{html}");
-    assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\""));
+    assert!(html.contains(
+        "Content-Security-Policy\" content=\"default-src 'none'; img-src data:; style-src 'unsafe-inline'\""
+    ));
     assert!(html.contains("<title>アーキテクチャ</title>"));
     assert!(html.contains("src=\"data:image/png;base64,"));
     assert!(html.contains("<h2 id=\"依存の向き\">"));
@@ -76,7 +78,11 @@ fn soft_breaks_between_japanese_characters_disappear() {
 
 #[test]
 fn heading_ids_follow_the_links_slug_rule_and_number_repeats() {
-    let page = export("a.md", "# T\n\n## ツールの一覧（MCP）\n\n## 概要\n\n## 概要\n\n## Custom {#my-id}\n", &MapFiles::default());
+    let page = export(
+        "a.md",
+        "# T\n\n## ツールの一覧（MCP）\n\n## 概要\n\n## 概要\n\n## Custom {#my-id}\n",
+        &MapFiles::default(),
+    );
     for id in ["ツールの一覧mcp", "概要", "概要-1", "my-id"] {
         assert!(page.html.contains(&format!(" id=\"{id}\"")), "{id}: {}", page.html);
     }
@@ -106,7 +112,12 @@ fn broken_links_and_images_are_warned_in_source_order() {
 #[test]
 fn japanese_warnings_follow_the_language() {
     let settings = Settings { language: Language::Ja, ..Settings::default() };
-    let page = export_page(&doc("a.md", "[x](gone.md)\n\n<script>x()</script>\n"), "a.html", &settings, &MapFiles::default());
+    let page = export_page(
+        &doc("a.md", "[x](gone.md)\n\n<script>x()</script>\n"),
+        "a.html",
+        &settings,
+        &MapFiles::default(),
+    );
     assert_eq!(
         page.warnings,
         vec![
@@ -126,7 +137,10 @@ fn raw_html_goes_through_the_allow_list() {
     assert!(html.contains("A <span>b</span> <a>c</a> d"), "{html}");
     assert!(!html.contains("<link"));
     let removed: Vec<&str> = page.warnings.iter().map(|w| w.split('`').nth(1).unwrap_or("")).collect();
-    assert_eq!(removed, ["onclick", "style", "<script>", "<iframe>", "javascript:", "https://example.com/x.png", "<link>"]);
+    assert_eq!(
+        removed,
+        ["onclick", "style", "<script>", "<iframe>", "javascript:", "https://example.com/x.png", "<link>"]
+    );
 }
 
 #[test]
@@ -135,16 +149,24 @@ fn gfm_tables_task_lists_and_footnotes_render() {
     let html = export("a.md", text, &MapFiles::default()).html;
     assert!(html.contains("<div class=\"table-wrap\"><table>"));
     assert!(html.contains("<th class=\"left\">a</th><th class=\"right\">b</th>"));
-    assert!(html.contains("<li class=\"task\"><input type=\"checkbox\" disabled checked> done</li>"), "{html}");
+    assert!(
+        html.contains("<li class=\"task\"><input type=\"checkbox\" disabled checked> done</li>"),
+        "{html}"
+    );
     assert!(html.contains("<sup class=\"footnote-ref\"><a href=\"#fn-1\" id=\"fnref-1\">1</a></sup>"));
-    assert!(html.contains("<li id=\"fn-1\"><p>The note. <a class=\"footnote-back\" href=\"#fnref-1\""), "{html}");
+    assert!(
+        html.contains("<li id=\"fn-1\"><p>The note. <a class=\"footnote-back\" href=\"#fnref-1\""),
+        "{html}"
+    );
 }
 
 #[test]
 fn code_keeps_its_language_and_highlights_only_when_asked() {
     let text = "```rust\nfn main() { let s = \"<x>\"; } // c\n```\n";
     let plain = export("a.md", text, &MapFiles::default()).html;
-    assert!(plain.contains("<pre><code class=\"language-rust\">fn main() { let s = \"&lt;x&gt;\"; } // c\n</code></pre>"));
+    assert!(plain.contains(
+        "<pre><code class=\"language-rust\">fn main() { let s = \"&lt;x&gt;\"; } // c\n</code></pre>"
+    ));
     let settings = Settings { highlight: true, ..Settings::default() };
     let lit = export_page(&doc("a.md", text), "a.html", &settings, &MapFiles::default()).html;
     assert!(lit.contains("<span class=\"hl-keyword\">fn</span> main"), "{lit}");
@@ -157,7 +179,11 @@ fn the_title_comes_from_index_front_matter_h1_or_name() {
     let page = export("x/my-doc.md", "text only\n", &MapFiles::default());
     assert!(page.html.contains("<title>my-doc</title>"));
     let page = export("a.md", "---\ntitle: 前付け\n---\nbody\n", &MapFiles::default());
-    assert!(page.html.contains("<title>前付け</title>") && page.html.contains("<h1>前付け</h1>"), "{}", page.html);
+    assert!(
+        page.html.contains("<title>前付け</title>") && page.html.contains("<h1>前付け</h1>"),
+        "{}",
+        page.html
+    );
     assert!(!page.html.contains("title: 前付け"));
     let d = SiteDoc { index_title: Some("索引の題"), ..doc("a.md", "# 本文の題\n") };
     let page = export_page(&d, "a.html", &Settings::default(), &MapFiles::default());
@@ -174,7 +200,9 @@ fn the_toc_needs_two_headings_and_respects_depth_and_lang() {
     assert!(en.contains("<ul>\n<li><a href=\"#a\">A</a>\n<ul>\n<li><a href=\"#a1\">A1</a></li>\n</ul>\n</li>\n<li><a href=\"#b\">B</a></li>\n</ul>\n"), "{en}");
     assert!(!en.contains("<a href=\"#deep\">deep</a>"));
     let off = Settings { toc: false, ..Settings::default() };
-    assert!(!export_page(&doc("a.md", text), "a.html", &off, &MapFiles::default()).html.contains("class=\"toc\""));
+    assert!(
+        !export_page(&doc("a.md", text), "a.html", &off, &MapFiles::default()).html.contains("class=\"toc\"")
+    );
     let ja = export("a.md", "# 題\n\n## あ\n\n## い\n", &MapFiles::default()).html;
     assert!(ja.contains("<nav class=\"toc\" aria-label=\"目次\">"));
 }
@@ -183,17 +211,33 @@ fn the_toc_needs_two_headings_and_respects_depth_and_lang() {
 fn a_site_links_documents_to_articles() {
     let api = "# API リファレンス\n\n## ツールの一覧\n\n[en](api.en.md) [arch](../設計/arch.md#依存の向き) [self](#ツールの一覧)\n";
     let en = "# API reference\n\nSee [notes](../notes.md).\n";
-    let files = MapFiles::default().with("docs/notes.md", b"# notes\n").with("docs/guide/api.md", api.as_bytes()).with("docs/guide/api.en.md", en.as_bytes());
+    let files = MapFiles::default()
+        .with("docs/notes.md", b"# notes\n")
+        .with("docs/guide/api.md", api.as_bytes())
+        .with("docs/guide/api.en.md", en.as_bytes());
     let docs = [
-        SiteDoc { path: "docs/guide/api.en.md", text: en, index_title: Some("API reference (English)"), id: Some("api-en") },
-        SiteDoc { path: "docs/guide/api.md", text: api, index_title: Some("API リファレンス"), id: Some("api") },
+        SiteDoc {
+            path: "docs/guide/api.en.md",
+            text: en,
+            index_title: Some("API reference (English)"),
+            id: Some("api-en"),
+        },
+        SiteDoc {
+            path: "docs/guide/api.md",
+            text: api,
+            index_title: Some("API リファレンス"),
+            id: Some("api"),
+        },
         doc("docs/設計/arch.md", ARCH),
     ];
     let settings = Settings::default();
-    let page = build_site(&docs, "製品ガイド", "dist/guide.html", &settings, &files.with("images/arch.png", PNG));
+    let page =
+        build_site(&docs, "製品ガイド", "dist/guide.html", &settings, &files.with("images/arch.png", PNG));
     assert_eq!(
         page.warnings,
-        vec!["docs/guide/api.en.md:3: link target `../notes.md` is not part of the build; add it to build.include or link elsewhere"]
+        vec![
+            "docs/guide/api.en.md:3: link target `../notes.md` is not part of the build; add it to build.include or link elsewhere"
+        ]
     );
     let html = &page.html;
     assert!(html.contains("<article id=\"api-en\">") && html.contains("<article id=\"api\">"));
@@ -212,7 +256,10 @@ fn a_site_links_documents_to_articles() {
 fn mdbook_html_links_lead_to_the_markdown_sibling() {
     let files = MapFiles::default().with("b.md", b"# B\n\n## Part\n");
     let page = export("a.md", "# A\n\n[b](b.html#part) [gone](c.html) [self](a.html#a)\n", &files);
-    assert_eq!(page.warnings, vec!["a.md:3: link target `c.html` does not exist; fix the link or restore the file"]);
+    assert_eq!(
+        page.warnings,
+        vec!["a.md:3: link target `c.html` does not exist; fix the link or restore the file"]
+    );
     assert!(page.html.contains("href=\"b.html#part\"") && page.html.contains("href=\"#a\""), "{}", page.html);
     let docs = [doc("a.md", "# A\n\n[b](b.html#part)\n"), doc("b.md", "# B\n\n## Part\n")];
     let site = build_site(&docs, "S", "out.html", &Settings::default(), &MapFiles::default());
@@ -254,7 +301,10 @@ fn entities_in_attributes_decode_and_never_split_a_character() {
 
 #[test]
 fn svg_and_avif_are_recognised_by_content() {
-    assert_eq!(sniff_svg_or_avif("a.svg", b"<?xml version=\"1.0\"?><svg xmlns=\"\"/>"), Some("image/svg+xml"));
+    assert_eq!(
+        sniff_svg_or_avif("a.svg", b"<?xml version=\"1.0\"?><svg xmlns=\"\"/>"),
+        Some("image/svg+xml")
+    );
     assert_eq!(sniff_svg_or_avif("a.svg", b"not svg"), None);
     assert_eq!(sniff_svg_or_avif("a.avif", b"\0\0\0\x1cftypavif\0\0"), Some("image/avif"));
     assert_eq!(sniff_svg_or_avif("a.png", b"x"), None);

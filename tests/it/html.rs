@@ -133,7 +133,9 @@ fn external_refs(html: &str) -> Vec<String> {
             let scheme = l.find(':').is_some_and(|i| {
                 i > 1 && l[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
             });
-            !l.starts_with("data:") && !l.starts_with('#') && (l.starts_with("//") || scheme || l.starts_with('@') || l.starts_with('<'))
+            !l.starts_with("data:")
+                && !l.starts_with('#')
+                && (l.starts_with("//") || scheme || l.starts_with('@') || l.starts_with('<'))
         })
         .collect()
 }
@@ -143,7 +145,10 @@ fn the_resource_check_finds_every_kind_of_external_reference() {
     let page = r#"<img src="https://x/a.png"><link rel="stylesheet" href="//cdn/a.css"><style>@import "b.css"; p{background:url(http://x/c.png)}</style><video poster='http://x/p.jpg'></video><img srcset="a.png 1x, https://x/b.png 2x"><img src="data:image/png;base64,AA"><a href="https://example.com">ok</a><img src="local.png">"#;
     let found = external_refs(page);
     assert_eq!(found.len(), 6, "{found:?}");
-    assert!(external_refs("<a href=\"https://example.com\">x</a><img src=\"data:image/png;base64,AA\">").is_empty());
+    assert!(
+        external_refs("<a href=\"https://example.com\">x</a><img src=\"data:image/png;base64,AA\">")
+            .is_empty()
+    );
 }
 
 #[test]
@@ -155,12 +160,21 @@ fn cli_export_and_build_print_paths_and_warnings() {
     assert_eq!(text(&out.stderr), "");
     let html = std::fs::read_to_string(p.root().join("docs/設計/arch.html")).unwrap();
     assert!(html.starts_with("<!doctype html>\n<html lang=\"ja\">"));
-    assert!(html.contains("href=\"../guide/api.html#ツールの一覧\"") && html.contains("data:image/png;base64,"));
+    assert!(
+        html.contains("href=\"../guide/api.html#ツールの一覧\"") && html.contains("data:image/png;base64,")
+    );
     assert_eq!(external_refs(&html), Vec::<String>::new());
 
     // Relative to the working directory, and not gated by allowWrites.
-    std::fs::write(p.root().join("lvsm.yaml"), std::fs::read_to_string(p.root().join("lvsm.yaml")).unwrap().replace("allowWrites: true", "allowWrites: false")).unwrap();
-    let out = run_in(&p, &p.root().join("docs"), &["export-html", "guide/api.md", "--out", "../site/api.html"]);
+    std::fs::write(
+        p.root().join("lvsm.yaml"),
+        std::fs::read_to_string(p.root().join("lvsm.yaml"))
+            .unwrap()
+            .replace("allowWrites: true", "allowWrites: false"),
+    )
+    .unwrap();
+    let out =
+        run_in(&p, &p.root().join("docs"), &["export-html", "guide/api.md", "--out", "../site/api.html"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "site/api.html\n");
 
@@ -211,7 +225,19 @@ fn hostile_raw_html_leaves_no_external_reference() {
     assert_eq!(external_refs(&html), Vec::<String>::new(), "{html}");
     assert!(!html.contains("<script") && !html.contains("javascript:") && !html.contains("onclick"));
     let stderr = text(&out.stderr);
-    for removed in ["`<script>`", "`<link>`", "`<style>`", "`<iframe>`", "`srcset`", "`<video>`", "`style`", "`onclick`", "`javascript:`", "`<object>`", "`<embed>`"] {
+    for removed in [
+        "`<script>`",
+        "`<link>`",
+        "`<style>`",
+        "`<iframe>`",
+        "`srcset`",
+        "`<video>`",
+        "`style`",
+        "`onclick`",
+        "`javascript:`",
+        "`<object>`",
+        "`<embed>`",
+    ] {
         assert!(stderr.contains(removed), "{removed}: {stderr}");
     }
     assert!(run_in(&p, p.root(), &["build-site"]).status.success());
@@ -226,9 +252,17 @@ fn a_whole_corpus_builds_into_one_self_contained_site() {
     crate::support::copy_tree(&dir, p.root());
     p.write("mdmark.config.yaml", "build:\n  include: [\"src/*.md\"]\n  out: dist/book.html\n  title: The Rust Programming Language 日本語版\n");
     std::fs::create_dir_all(p.root().join(".git")).unwrap();
-    let out = bin().arg("--project-root").arg(p.root()).args(["--embedding-provider", "none", "build-site"]).output().unwrap();
+    let out = bin()
+        .arg("--project-root")
+        .arg(p.root())
+        .args(["--embedding-provider", "none", "build-site"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let docs = std::fs::read_dir(dir.join("src")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "md")).count();
+    let docs = std::fs::read_dir(dir.join("src"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "md"))
+        .count();
     assert_eq!(text(&out.stdout), format!("dist/book.html ({docs} documents)\n"));
     let site = std::fs::read_to_string(p.root().join("dist/book.html")).unwrap();
     assert_eq!(external_refs(&site), Vec::<String>::new());
@@ -281,7 +315,8 @@ fn browse(chrome: &Path, profile: &Path, page: &Path, extra: &[&str]) -> Output 
 /// how many images loaded and how many are broken (`data-images="ok N broken M"` on `<body>`).
 fn with_image_probe(page: &Path, copy: &Path) {
     let html = std::fs::read_to_string(page).unwrap();
-    let html = html.replace("style-src 'unsafe-inline'\">", "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">");
+    let html = html
+        .replace("style-src 'unsafe-inline'\">", "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">");
     let probe = "<script>window.addEventListener('load',function(){var ok=0,bad=0;for(const i of document.images){if(i.complete&&i.naturalWidth>0)ok++;else bad++;}document.body.setAttribute('data-images','ok '+ok+' broken '+bad);});</script>\n</body>";
     std::fs::write(copy, html.replacen("</body>", probe, 1)).unwrap();
 }
@@ -292,14 +327,19 @@ fn image_report(chrome: &Path, profile: &Path, page: &Path) -> (usize, usize) {
     with_image_probe(page, &probe);
     let out = browse(chrome, profile, &probe, &["--dump-dom"]);
     let dom = text(&out.stdout);
-    let at = dom.find("data-images=\"ok ").unwrap_or_else(|| panic!("no image report in the DOM; stderr: {}", text(&out.stderr)));
-    let report: Vec<usize> = dom[at + 13..].split('"').next().unwrap().split(' ').filter_map(|w| w.parse().ok()).collect();
+    let at = dom
+        .find("data-images=\"ok ")
+        .unwrap_or_else(|| panic!("no image report in the DOM; stderr: {}", text(&out.stderr)));
+    let report: Vec<usize> =
+        dom[at + 13..].split('"').next().unwrap().split(' ').filter_map(|w| w.parse().ok()).collect();
     (report[0], report[1])
 }
 
 /// Where the screenshots go: outside the repository, kept for a person to look at.
 fn screenshot_dir() -> PathBuf {
-    let dir = std::env::var_os("LVS_SCREENSHOT_DIR").map(PathBuf::from).unwrap_or_else(|| std::env::temp_dir().join("lvs-html-screenshots"));
+    let dir = std::env::var_os("LVS_SCREENSHOT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("lvs-html-screenshots"));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -343,7 +383,11 @@ fn chromium_shows_an_export_and_a_site_with_every_image_and_no_network() {
     assert_eq!(image_report(&chrome, profile.path(), &site), (2, 0), "both images of the site loaded");
     // The probe can fail: a damaged image is reported as broken.
     let damaged = p.root().join("dist/damaged.html");
-    let html = std::fs::read_to_string(&site).unwrap().replacen("<img src=\"data:image/png;base64,", "<img src=\"data:image/png;base64,AAAA", 1);
+    let html = std::fs::read_to_string(&site).unwrap().replacen(
+        "<img src=\"data:image/png;base64,",
+        "<img src=\"data:image/png;base64,AAAA",
+        1,
+    );
     std::fs::write(&damaged, html).unwrap();
     assert_eq!(image_report(&chrome, profile.path(), &damaged), (1, 1));
 
@@ -355,8 +399,17 @@ fn chromium_shows_an_export_and_a_site_with_every_image_and_no_network() {
         screenshot(&chrome, profile.path(), &site, "site-dark.png", "1280,1000", true),
     ];
     let open_nav = p.root().join("dist/open-nav.html");
-    std::fs::write(&open_nav, std::fs::read_to_string(&site).unwrap().replace("class=\"nav-toggle\">", "class=\"nav-toggle\" checked>")).unwrap();
+    std::fs::write(
+        &open_nav,
+        std::fs::read_to_string(&site)
+            .unwrap()
+            .replace("class=\"nav-toggle\">", "class=\"nav-toggle\" checked>"),
+    )
+    .unwrap();
     shots.push(screenshot(&chrome, profile.path(), &open_nav, "site-narrow-open.png", "420,900", false));
     shots.push(screenshot(&chrome, profile.path(), &export, "export-narrow.png", "420,1400", false));
-    eprintln!("screenshots: {}", shots.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(", "));
+    eprintln!(
+        "screenshots: {}",
+        shots.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join(", ")
+    );
 }
