@@ -1,3 +1,6 @@
+//! Unit tests of the HTML renderer over a map of files: F1's export, Japanese soft breaks, heading
+//! ids, warnings, the raw-HTML allow-list, GFM, highlighting, titles, tables of contents, sites.
+
 use std::collections::BTreeMap;
 
 use super::*;
