@@ -4,6 +4,11 @@
 //!
 //! - [`config`]: where the settings come from (§3.1), path bases (§3.2), keys and defaults
 //!   (§3.3, including `html.*` and `build.*`), validation (§3.4).
+//! - [`index`]: the index model, the schema and its violations (§4), the tag vocabulary.
+//! - [`docs`]: reading the index and the documents, with the per-document cache (§2.8, §5.4).
+//! - [`find`]: `kb_find_docs` and `kb_list_tags` (§5, §6.1, §6.2).
+//! - [`editor`] and [`update`]: `kb_update_index`, the text-preserving edit (§6.3).
+//! - [`check`] and [`git`]: `kb_check` and its `base` comparison (§6.4).
 //!
 //! Invariants:
 //!
@@ -13,7 +18,15 @@
 //! - Every path it returns is root-relative with `/` separators.
 //! - Messages follow the configured [`Language`]; English is the default.
 
+pub mod check;
 pub mod config;
+pub mod docs;
+pub mod editor;
+pub mod find;
+pub mod git;
+pub mod index;
+pub mod init;
+pub mod update;
 
 #[cfg(test)]
 mod tests;

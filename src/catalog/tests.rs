@@ -226,3 +226,359 @@ fn defaults_for_export() {
     assert_eq!(d.html, HtmlSettings { lang: HtmlLang::Auto, toc: true, toc_depth: 3, highlight: false });
     assert!(d.build.is_none());
 }
+
+// --- The index editor (`kb_update_index`) -------------------------------------------------------
+
+mod editing {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::catalog::update::{Update, update_index};
+
+    /// A workspace holding `index.yaml` (and settings pointing at it).
+    fn setup(index: &str) -> (tempfile::TempDir, Workspace, CatalogSettings) {
+        let (dir, ws) = project();
+        fs::write(dir.path().join("index.yaml"), index).unwrap();
+        let s = section("index: index.yaml\n");
+        let settings = load_settings(&env(&ws, dir.path(), Some(&s)), None).unwrap();
+        (dir, ws, settings)
+    }
+
+    fn run(
+        ws: &Workspace,
+        st: &CatalogSettings,
+        kind: &str,
+        id: &str,
+        item: serde_json::Value,
+    ) -> crate::Result<&'static str> {
+        let item = match &item {
+            serde_json::Value::Object(m) => Some(m.clone()),
+            _ => None,
+        };
+        update_index(ws, st, &Update { kind, id, item: item.as_ref() }, &|| {}).map(|u| u.action)
+    }
+
+    fn read(dir: &tempfile::TempDir) -> String {
+        fs::read_to_string(dir.path().join("index.yaml")).unwrap()
+    }
+
+    const BASE: &str = "# head comment\nversion: 1   # trailing\ndocs:\n  - id: a\n    path: a.md\n    # about the title\n    title: \"A\"\n    tags: [x, {name: y, main: true}]\n\n  # between entries\n  - id: b\n    path: b.md\n    title: B\nx-notes: {keep: me}\n# tail\n";
+
+    #[test]
+    fn replace_keeps_comments_quotes_and_order_outside_the_changed_key() {
+        let (dir, ws, st) = setup(BASE);
+        let action = run(&ws, &st, "doc", "a", json!({"path": "a.md", "title": "A", "tags": ["z"]})).unwrap();
+        assert_eq!(action, "replaced");
+        assert_eq!(read(&dir), BASE.replace("    tags: [x, {name: y, main: true}]\n", "    tags: [z]\n"));
+    }
+
+    #[test]
+    fn replace_with_the_same_entry_does_not_touch_the_file() {
+        let (dir, ws, st) = setup(BASE);
+        let before = fs::metadata(dir.path().join("index.yaml")).unwrap().modified().unwrap();
+        let item = json!({"path": "b.md", "title": "B"});
+        assert_eq!(run(&ws, &st, "doc", "b", item).unwrap(), "replaced");
+        assert_eq!(read(&dir), BASE);
+        assert_eq!(fs::metadata(dir.path().join("index.yaml")).unwrap().modified().unwrap(), before);
+    }
+
+    #[test]
+    fn dropped_keys_disappear_and_new_keys_follow_in_canonical_order() {
+        let (dir, ws, st) = setup(BASE);
+        let item = json!({"description": "説明", "title": "A", "aliases": ["エー"], "path": "a.md"});
+        run(&ws, &st, "doc", "a", item).unwrap();
+        let text = read(&dir);
+        assert!(
+            text.contains("  - id: a\n    path: a.md\n    # about the title\n    title: \"A\"\n    aliases: [エー]\n    description: 説明\n\n  # between entries\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn scalars_that_need_quotes_and_multi_line_text_round_trip() {
+        let (dir, ws, st) = setup(BASE);
+        for title in [
+            "a: b", "true", "123", "#x", " lead", "x #y", "null", "- item", "quote\"s", "[x]", "1.5", "~",
+            "yes",
+        ] {
+            run(&ws, &st, "doc", "b", json!({"path": "b.md", "title": title, "aliases": [title, "a,b"]}))
+                .unwrap();
+            let v: yaml_serde::Value = yaml_serde::from_str(&read(&dir)).unwrap();
+            assert_eq!(v["docs"][1]["title"], yaml_serde::Value::String(title.into()), "{title}");
+            assert_eq!(v["docs"][1]["aliases"][0], yaml_serde::Value::String(title.into()), "{title}");
+        }
+        for text in ["line 1\nline 2", "ends\n", "two\n\n", "  indented\nx"] {
+            run(&ws, &st, "doc", "b", json!({"path": "b.md", "title": "B", "description": text})).unwrap();
+            let v: yaml_serde::Value = yaml_serde::from_str(&read(&dir)).unwrap();
+            assert_eq!(v["docs"][1]["description"], yaml_serde::Value::String(text.into()), "{text:?}");
+        }
+        assert!(read(&dir).starts_with("# head comment\nversion: 1   # trailing\n"));
+    }
+
+    #[test]
+    fn empty_lists_flow_lists_and_sequences_at_column_zero() {
+        let (dir, ws, st) = setup("version: 1\ndocs: []  # none yet\n");
+        run(&ws, &st, "doc", "a", json!({"path": "a.md", "title": "A"})).unwrap();
+        assert_eq!(read(&dir), "version: 1\ndocs: # none yet\n  - id: a\n    path: a.md\n    title: A\n");
+        run(&ws, &st, "doc", "a", serde_json::Value::Null).unwrap();
+        assert_eq!(read(&dir), "version: 1\ndocs: [] # none yet\n");
+
+        let (dir, ws, st) = setup("docs:\n- id: a\n  path: a.md\n  title: A\ntags: [{name: t}, {name: u}]\n");
+        run(&ws, &st, "doc", "b", json!({"path": "b.md", "title": "B"})).unwrap();
+        assert_eq!(
+            read(&dir),
+            "docs:\n- id: a\n  path: a.md\n  title: A\n- id: b\n  path: b.md\n  title: B\ntags: [{name: t}, {name: u}]\n"
+        );
+        // A flow list that is edited is written again in block style.
+        run(&ws, &st, "tag", "v", json!({"group": "g"})).unwrap();
+        assert!(
+            read(&dir).ends_with("tags:\n  - name: t\n  - name: u\n  - name: v\n    group: g\n"),
+            "{}",
+            read(&dir)
+        );
+    }
+
+    #[test]
+    fn terms_key_is_appended_when_missing_and_the_last_tag_removes_the_key() {
+        let (dir, ws, st) = setup("docs: []\ntags:\n  - name: x\n    aliases: [X]\n# after tags\nx-end: 1");
+        run(&ws, &st, "term", "t", json!({"term": "用語", "definition": "説明。", "see": []})).unwrap();
+        assert_eq!(
+            read(&dir),
+            "docs: []\ntags:\n  - name: x\n    aliases: [X]\n# after tags\nx-end: 1\nterms:\n  - id: t\n    term: 用語\n    definition: 説明。\n    see: []\n"
+        );
+        run(&ws, &st, "tag", "x", serde_json::Value::Null).unwrap();
+        assert_eq!(
+            read(&dir),
+            "docs: []\n# after tags\nx-end: 1\nterms:\n  - id: t\n    term: 用語\n    definition: 説明。\n    see: []\n"
+        );
+    }
+
+    #[test]
+    fn argument_and_shape_errors_write_nothing() {
+        let (dir, ws, st) = setup(BASE);
+        let code = |r: crate::Result<&str>| r.unwrap_err().code;
+        assert_eq!(
+            code(run(&ws, &st, "doc", "a", json!({"id": "b", "path": "a.md", "title": "A"}))),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(
+            code(run(&ws, &st, "doc", " a", json!({"path": "a.md", "title": "A"}))),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(code(run(&ws, &st, "page", "a", json!({}))), ErrorCode::InvalidArgument);
+        assert_eq!(code(run(&ws, &st, "doc", "z", serde_json::Value::Null)), ErrorCode::NotFound);
+        assert_eq!(
+            code(run(&ws, &st, "doc", "z", json!({"path": "../z.md", "title": "Z"}))),
+            ErrorCode::InvalidPath
+        );
+        assert_eq!(
+            code(run(&ws, &st, "doc", "z", json!({"path": "z.txt", "title": "Z"}))),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(
+            code(run(&ws, &st, "doc", "z", json!({"path": "z.md", "title": "Z", "related": ["a"]}))),
+            ErrorCode::InvalidArgument
+        );
+        assert_eq!(read(&dir), BASE);
+        let (dir, ws, st) = setup("docs: []\ntags:\n  - name: MCP\n");
+        let e = run(&ws, &st, "tag", "mcp", json!({})).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Conflict);
+        assert_eq!(
+            e.message,
+            "Tag `mcp` would duplicate the existing tag `MCP`; pass `MCP` as id to replace it."
+        );
+        let (_d1, ws, st) = setup("docs: []\n---\ndocs: []\n");
+        assert_eq!(
+            code(run(&ws, &st, "doc", "a", json!({"path": "a.md", "title": "A"}))),
+            ErrorCode::UnsupportedFormat
+        );
+        let (_d2, ws, st) = setup("{docs: []}\n");
+        assert_eq!(
+            code(run(&ws, &st, "doc", "a", json!({"path": "a.md", "title": "A"}))),
+            ErrorCode::UnsupportedFormat
+        );
+        drop(dir);
+    }
+
+    /// Scenario 75: an editor saves the file between the read and the rename of every attempt.
+    #[test]
+    fn a_concurrent_external_edit_is_conflict_after_three_attempts() {
+        let (dir, ws, st) = setup(BASE);
+        let path = dir.path().join("index.yaml");
+        let attempts = AtomicUsize::new(0);
+        let hook = || {
+            let n = attempts.fetch_add(1, Ordering::SeqCst);
+            fs::write(&path, format!("{BASE}# edited {n}\n")).unwrap();
+        };
+        let item = json!({"path": "c.md", "title": "C"});
+        let item = item.as_object().unwrap();
+        let e =
+            update_index(&ws, &st, &Update { kind: "doc", id: "c", item: Some(item) }, &hook).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Conflict);
+        assert_eq!(e.message, "The index changed while it was being updated; call kb_update_index again.");
+        assert_eq!(attempts.load(Ordering::SeqCst), 3);
+        assert_eq!(read(&dir), format!("{BASE}# edited 2\n"));
+        // An edit that happens once is absorbed by the retry: both changes land.
+        let once = AtomicUsize::new(0);
+        let hook = || {
+            if once.fetch_add(1, Ordering::SeqCst) == 0 {
+                fs::write(&path, format!("{BASE}# edited by hand\n")).unwrap();
+            }
+        };
+        update_index(&ws, &st, &Update { kind: "doc", id: "c", item: Some(item) }, &hook).unwrap();
+        let text = read(&dir);
+        assert!(text.contains("# edited by hand") && text.contains("- id: c\n"), "{text}");
+    }
+
+    #[test]
+    fn threads_updating_at_once_all_land() {
+        let (dir, ws, st) = setup(BASE);
+        let ws = Arc::new(ws);
+        let st = Arc::new(st);
+        let handles: Vec<_> = (0..8)
+            .map(|n| {
+                let (ws, st) = (Arc::clone(&ws), Arc::clone(&st));
+                std::thread::spawn(move || {
+                    let item = json!({"path": format!("n{n}.md"), "title": format!("N{n}")});
+                    let id = format!("n{n}");
+                    update_index(&ws, &st, &Update { kind: "doc", id: &id, item: item.as_object() }, &|| {})
+                        .map(|_| ())
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let text = read(&dir);
+        for (n, r) in results.iter().enumerate() {
+            match r {
+                Ok(()) => assert!(text.contains(&format!("- id: n{n}\n")), "n{n} was lost"),
+                Err(e) => assert_eq!(e.code, ErrorCode::Conflict),
+            }
+        }
+    }
+
+    /// A generated index: header, `docs` entries with comments between and inside them, a tail.
+    #[derive(Clone, Debug)]
+    struct Gen {
+        lines: Vec<String>,
+        /// Per entry: the first and one-past-last line of its span.
+        spans: Vec<(usize, usize)>,
+    }
+
+    fn title_strategy() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("タイトル".to_owned()),
+            Just("\"quoted: yes\"".to_owned()),
+            Just("'single'".to_owned()),
+            Just("plain words".to_owned()),
+            "[a-zA-Z0-9 あ-ん]{1,12}"
+                .prop_map(|s| s.trim().to_owned())
+                .prop_filter("non-empty", |s| !s.is_empty() && !s.chars().all(|c| c.is_ascii_digit())),
+        ]
+    }
+
+    fn gen_strategy() -> impl Strategy<Value = Gen> {
+        let entry = (title_strategy(), any::<bool>(), any::<bool>(), any::<bool>(), 0..3usize);
+        (prop::collection::vec(entry, 1..6), any::<bool>(), prop_oneof![Just(2usize), Just(4usize)]).prop_map(
+            |(entries, indented, step)| {
+                let c = if indented { step } else { 0 };
+                let k = c + 2;
+                let mut lines = vec!["# index".to_owned(), "version: 1".to_owned(), "docs:".to_owned()];
+                let mut spans = Vec::new();
+                for (i, (title, comment_inside, description, related, gap)) in entries.into_iter().enumerate()
+                {
+                    for g in 0..gap {
+                        lines.push(if g % 2 == 0 {
+                            String::new()
+                        } else {
+                            format!("{}# gap {i}", " ".repeat(c))
+                        });
+                    }
+                    let start = lines.len();
+                    lines.push(format!("{}- id: e{i}", " ".repeat(c)));
+                    lines.push(format!("{}path: e{i}.md", " ".repeat(k)));
+                    if comment_inside {
+                        lines.push(format!("{}# about e{i}", " ".repeat(k)));
+                    }
+                    lines.push(format!("{}title: {title}", " ".repeat(k)));
+                    if description {
+                        lines.push(format!("{}description: 説明 {i}  # note", " ".repeat(k)));
+                    }
+                    if related {
+                        lines.push(format!("{}related:", " ".repeat(k)));
+                        lines.push(format!("{}- to: e0", " ".repeat(k + step)));
+                        lines.push(format!("{}  type: references", " ".repeat(k + step)));
+                        lines.push(format!("{}  # inside related", " ".repeat(k + step)));
+                        lines.push(format!("{}  when: いつも", " ".repeat(k + step)));
+                    }
+                    spans.push((start, lines.len()));
+                }
+                lines.push("# tail comment".to_owned());
+                lines.push("x-extra: [1, 2]".to_owned());
+                Gen { lines, spans }
+            },
+        )
+    }
+
+    fn text_of(lines: &[String]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Removing an entry deletes exactly its lines.
+        #[test]
+        fn remove_deletes_exactly_the_entry(g in gen_strategy(), pick in any::<prop::sample::Index>()) {
+            let k = pick.index(g.spans.len());
+            let (dir, ws, st) = setup(&text_of(&g.lines));
+            run(&ws, &st, "doc", &format!("e{k}"), serde_json::Value::Null).unwrap();
+            let (s, e) = g.spans[k];
+            let mut expected = g.lines.clone();
+            expected.drain(s..e);
+            if g.spans.len() == 1 {
+                let at = expected.iter().position(|l| l == "docs:").unwrap();
+                expected[at] = "docs: []".to_owned();
+            }
+            prop_assert_eq!(read(&dir), text_of(&expected));
+        }
+
+        /// Adding an entry inserts its lines after the last entry and changes nothing else.
+        #[test]
+        fn add_inserts_after_the_last_entry(g in gen_strategy(), title in title_strategy()) {
+            let (dir, ws, st) = setup(&text_of(&g.lines));
+            run(&ws, &st, "doc", "new", json!({"path": "new.md", "title": title.clone()})).unwrap();
+            let new = read(&dir);
+            let new_lines: Vec<&str> = new.lines().collect();
+            let at = g.spans.last().unwrap().1;
+            prop_assert_eq!(&new_lines[..at], &g.lines[..at].iter().map(String::as_str).collect::<Vec<_>>()[..]);
+            prop_assert_eq!(&new_lines[at + 3..], &g.lines[at..].iter().map(String::as_str).collect::<Vec<_>>()[..]);
+            prop_assert!(new_lines[at].ends_with("- id: new"));
+            let v: yaml_serde::Value = yaml_serde::from_str(&new).unwrap();
+            prop_assert_eq!(&v["docs"][g.spans.len()]["title"], &yaml_serde::Value::String(title));
+        }
+
+        /// Replacing only the title changes only the title line; every comment stays.
+        #[test]
+        fn replace_changes_only_the_edited_key(g in gen_strategy(), pick in any::<prop::sample::Index>(), title in title_strategy()) {
+            let k = pick.index(g.spans.len());
+            let old = text_of(&g.lines);
+            let (dir, ws, st) = setup(&old);
+            let v: yaml_serde::Value = yaml_serde::from_str(&old).unwrap();
+            let mut item: serde_json::Value = serde_json::to_value(&v["docs"][k]).unwrap();
+            item["title"] = json!(format!("{title}!"));
+            run(&ws, &st, "doc", &format!("e{k}"), item).unwrap();
+            let new = read(&dir);
+            let diff: Vec<(usize, &str)> = new.lines().zip(old.lines()).enumerate()
+                .filter(|(_, (a, b))| a != b).map(|(i, (a, _))| (i, a)).collect();
+            prop_assert_eq!(new.lines().count(), old.lines().count());
+            prop_assert_eq!(diff.len(), 1, "{:?}", diff);
+            prop_assert!(diff[0].1.trim_start().starts_with("title: "));
+            let (s, e) = g.spans[k];
+            prop_assert!(s <= diff[0].0 && diff[0].0 < e);
+        }
+    }
+}

@@ -32,6 +32,8 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
     };
     match run(parsed) {
+        // `check` found issues: reported on stdout, exit 1 (`catalog.md` §8.1).
+        Ok(()) if ISSUES_FOUND.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "error: {}", e.message);
@@ -61,8 +63,14 @@ fn print_text(text: &str) -> Result<()> {
     out.write_all(text.as_bytes()).map_err(|e| Error::io("standard output", &e))
 }
 
+/// Set by `check` when it reported issues (exit code 1 without an error sentence).
+static ISSUES_FOUND: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Runs one parsed command.
 pub fn run(parsed: ParsedArgs) -> Result<()> {
+    if let Command::Init { index, scan } = &parsed.command {
+        return init(&parsed, index.as_deref(), scan);
+    }
     if let Command::Serve { http } = &parsed.command {
         let engine = open_engine(&parsed)?;
         return crate::mcp::serve(engine, http.clone());
@@ -128,15 +136,15 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             if json { print_json(&all) } else { print_text(&render::links(&all)) }
         }
         Command::ExportHtml { mut request } => {
-            request.file = cli_path(&engine, &request.file)?;
-            request.out = request.out.map(|o| cli_path(&engine, &o)).transpose()?;
-            request.config = request.config.map(|c| cli_path(&engine, &c)).transpose()?;
+            request.file = root_relative(&engine, &request.file)?;
+            request.out = request.out.map(|o| root_relative(&engine, &o)).transpose()?;
+            request.config = request.config.map(|c| root_relative(&engine, &c)).transpose()?;
             let result = engine.export_html_file(&request)?;
             print_warnings(&result.warnings);
             print_text(&format!("{}\n", result.out))
         }
         Command::BuildSite { mut request } => {
-            request.config = request.config.map(|c| cli_path(&engine, &c)).transpose()?;
+            request.config = request.config.map(|c| root_relative(&engine, &c)).transpose()?;
             let result = engine.build_html_site(&request)?;
             print_warnings(&result.warnings);
             print_text(&format!("{} ({} documents)\n", result.out, result.docs))
@@ -151,6 +159,32 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             print_text(&format!("wrote {} ({} bytes)\n", result.path, result.bytes))
         }
+        Command::Check { base, catalog_config, ignore, json } => {
+            let config = catalog_config.map(|c| root_relative(&engine, &c)).transpose()?;
+            let result = engine.check_ignoring(&crate::wire::CheckRequest { config, base }, &ignore)?;
+            if json {
+                print_json(&result)?;
+            } else {
+                let mut text = String::new();
+                for i in &result.issues {
+                    if i.at.is_empty() {
+                        text.push_str(&format!("{}: {}: {}\n", i.file, i.kind, i.message));
+                    } else {
+                        text.push_str(&format!("{}:{}: {}: {}\n", i.file, i.at, i.kind, i.message));
+                    }
+                }
+                print_text(&text)?;
+            }
+            let n = result.issues.len();
+            let _ = if n == 0 {
+                writeln!(std::io::stderr(), "check: no issues")
+            } else {
+                writeln!(std::io::stderr(), "check: {n} issues")
+            };
+            ISSUES_FOUND.store(n > 0, std::sync::atomic::Ordering::Relaxed);
+            Ok(())
+        }
+        Command::Init { .. } => Ok(()),
     }
 }
 
@@ -162,33 +196,63 @@ fn print_warnings(warnings: &[String]) {
     }
 }
 
-/// A path typed on the command line, relative to the working directory (`catalog.md` §8), as a
-/// root-relative path. A path that leaves the root is returned as typed, for the path guard to
-/// refuse with its own message.
-fn cli_path(engine: &Engine, typed: &str) -> Result<String> {
+/// A command-line path (relative to the working directory) as a root-relative path; a path
+/// outside the root is passed on as given, for the path guard to refuse.
+fn root_relative(engine: &Engine, given: &str) -> Result<String> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("the current directory", &e))?;
+    let abs = lexical(&cwd.join(given));
     let root = engine.workspace().root();
-    let mut abs = std::path::PathBuf::new();
-    for component in cwd.join(typed).components() {
-        match component {
+    let cwd_canon = std::fs::canonicalize(&cwd).unwrap_or(cwd);
+    let abs_canon = lexical(&cwd_canon.join(given));
+    for candidate in [&abs_canon, &abs] {
+        if let Ok(rel) = candidate.strip_prefix(root) {
+            let parts: Vec<String> =
+                rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+            return Ok(parts.join("/"));
+        }
+    }
+    Ok(given.to_owned())
+}
+
+/// `.` and `..` removed without touching the file system.
+fn lexical(path: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in path.components() {
+        match c {
             std::path::Component::ParentDir => {
-                abs.pop();
+                out.pop();
             }
             std::path::Component::CurDir => {}
-            c => abs.push(c),
+            other => out.push(other.as_os_str()),
         }
     }
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let abs = match (abs.parent().and_then(|p| std::fs::canonicalize(p).ok()), abs.file_name()) {
-        (Some(parent), Some(name)) => parent.join(name),
-        _ => abs,
+    out
+}
+
+/// `init`: works without an existing `--config` file (it creates one).
+fn init(parsed: &ParsedArgs, index: Option<&str>, scan: &[String]) -> Result<()> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("the current directory", &e))?;
+    let env = |k: &str| std::env::var(k).ok();
+    let mut plain = parsed.overrides.clone();
+    plain.config = None;
+    let first = config::load(&plain, &env, &cwd)?;
+    let config_path = parsed.overrides.config.as_ref().map(|c| {
+        if c.is_absolute() {
+            c.clone()
+        } else if parsed.overrides.project_root.is_some() {
+            first.config.project_root.join(c)
+        } else {
+            cwd.join(c)
+        }
+    });
+    let loaded = match &config_path {
+        Some(p) if p.exists() => config::load(&parsed.overrides, &env, &cwd)?,
+        _ => first,
     };
-    match abs.strip_prefix(&root) {
-        Ok(rel) if !rel.as_os_str().is_empty() => {
-            Ok(rel.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"))
-        }
-        _ => Ok(typed.to_owned()),
-    }
+    let engine = Engine::open(loaded)?;
+    let index = index.map(|i| lexical(&cwd.join(i)));
+    let lines = engine.init_catalog(config_path.as_deref(), index.as_deref(), scan)?;
+    print_text(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())
 }
 
 /// A synchronous reindex with a progress bar on stderr when it is a terminal.

@@ -223,6 +223,30 @@ pub enum CliCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check the document catalog (like kb_check); exit 1 when issues are found.
+    Check {
+        /// Also report change_together partners not changed since this git ref's merge base.
+        #[arg(long, value_name = "REF", allow_hyphen_values = true)]
+        base: Option<String>,
+        /// Catalog configuration file (relative to the working directory).
+        #[arg(long, value_name = "PATH")]
+        catalog_config: Option<String>,
+        /// Leave out this issue kind; repeatable (adds to check.ignore).
+        #[arg(long, value_name = "KIND")]
+        ignore: Vec<String>,
+        /// Print the kb_check result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a catalog configuration (mdmark.config.yaml, or a catalog section in --config) and an index.
+    Init {
+        /// The index file to create (default index.yaml in the root).
+        #[arg(long, value_name = "PATH")]
+        index: Option<String>,
+        /// Markdown files to list in the index and to check with scan; repeatable.
+        #[arg(long, value_name = "GLOB")]
+        scan: Vec<String>,
+    },
 }
 
 /// What to do, once the command line is understood.
@@ -312,6 +336,24 @@ pub enum Command {
         request: PdfBookRequest,
         /// `--json`: print the structured result.
         json: bool,
+    },
+    /// Check the document catalog.
+    Check {
+        /// `--base REF`, passed on unchecked (the check refuses refs starting with `-`).
+        base: Option<String>,
+        /// `--catalog-config PATH`, relative to the working directory.
+        catalog_config: Option<String>,
+        /// `--ignore KIND`…
+        ignore: Vec<String>,
+        /// `--json`: print the `kb_check` result.
+        json: bool,
+    },
+    /// Create a catalog configuration and index.
+    Init {
+        /// `--index PATH`, relative to the working directory.
+        index: Option<String>,
+        /// `--scan GLOB`…
+        scan: Vec<String>,
     },
 }
 
@@ -522,6 +564,16 @@ impl Cli {
                     profile: value("--profile", profile)?,
                 },
                 json,
+            },
+            Some(CliCommand::Check { base, catalog_config, ignore, json }) => Command::Check {
+                base,
+                catalog_config: value("--catalog-config", catalog_config)?,
+                ignore: list("--ignore", ignore)?.unwrap_or_default(),
+                json,
+            },
+            Some(CliCommand::Init { index, scan }) => Command::Init {
+                index: value("--index", index)?,
+                scan: list("--scan", scan)?.unwrap_or_default(),
             },
         };
         Ok(ParsedArgs { overrides, command })

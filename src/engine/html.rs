@@ -7,6 +7,7 @@
 
 use super::Engine;
 use crate::assets::{ImageFormat, MAX_ASSET_BYTES, SIGNATURE_BYTES};
+use crate::catalog::docs::{IndexRead, read_index};
 use crate::catalog::{CatalogSettings, HtmlLang};
 use crate::error::{Error, ErrorCode, Result};
 use crate::html::{self, FileKind, Files, ImageProblem, Language, SiteDoc};
@@ -17,8 +18,8 @@ use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
 struct HtmlConfig {
     settings: html::Settings,
     build: Option<Build>,
-    /// The catalog index (root-relative), for titles and IDs of documents.
-    index: Option<String>,
+    /// The catalog settings, for the index (titles and IDs of documents).
+    catalog: CatalogSettings,
 }
 
 /// `build.*`, root-relative.
@@ -84,7 +85,7 @@ impl Engine {
             Err(e) if e.code == ErrorCode::NotFound => return Err(missing_source(lang, source.as_str())),
             Err(e) => return Err(e),
         };
-        let entries = config.index.as_deref().map(|i| index_entries(workspace, i)).unwrap_or_default();
+        let entries = index_entries(workspace, &config.catalog);
         let entry = entries.iter().find(|e| e.path == source.as_str());
         let site_doc = SiteDoc {
             path: source.as_str(),
@@ -126,7 +127,7 @@ impl Engine {
         for path in &paths {
             texts.push(workspace.read_markdown(path)?.text);
         }
-        let entries = config.index.as_deref().map(|i| index_entries(workspace, i)).unwrap_or_default();
+        let entries = index_entries(workspace, &config.catalog);
         let docs: Vec<SiteDoc<'_>> = paths
             .iter()
             .zip(&texts)
@@ -159,18 +160,22 @@ impl Engine {
             self.find_catalog_settings(config)?.unwrap_or_else(CatalogSettings::defaults)
         };
         let settings = html::Settings {
-            lang: match s.html.lang {
+            lang: match &s.html.lang {
                 HtmlLang::Auto => None,
-                HtmlLang::Tag(tag) => Some(tag),
+                HtmlLang::Tag(tag) => Some(tag.clone()),
             },
             toc: s.html.toc,
             toc_depth: s.html.toc_depth,
             highlight: s.html.highlight,
             language: s.language,
         };
-        let build =
-            s.build.map(|b| Build { include: b.include, exclude: b.exclude, out: b.out, title: b.title });
-        Ok(HtmlConfig { settings, build, index: s.index })
+        let build = s.build.clone().map(|b| Build {
+            include: b.include,
+            exclude: b.exclude,
+            out: b.out,
+            title: b.title,
+        });
+        Ok(HtmlConfig { settings, build, catalog: s })
     }
 }
 
@@ -277,43 +282,27 @@ struct IndexEntry {
     title: Option<String>,
 }
 
-/// The `docs` entries of the index file at `index` (root-relative): only what titles and site
-/// keys need. STOPGAP for the lead: replace with the catalog's index loader (issue #14) once it
-/// is merged, so that both read the index the same way (`docs/design/html.md`). An unreadable index gives no entries (the render falls back to §7.2's other
-/// title sources); `kb_check` is where index problems are reported.
-fn index_entries(workspace: &Workspace, index: &str) -> Vec<IndexEntry> {
-    let Ok(path) = RelPath::new(index) else { return Vec::new() };
-    let Ok(bytes) = workspace.read_bytes(&path, 16 * 1024 * 1024) else { return Vec::new() };
-    let text = String::from_utf8_lossy(&bytes);
-    let Ok(value) = yaml_serde::from_str::<serde_json::Value>(text.trim_start_matches('\u{feff}')) else {
+/// The `docs` entries of the catalog index (titles and site keys), read by the catalog's own
+/// reader. A missing or unreadable index gives no entries: the render falls back to §7.2's other
+/// title sources, and `kb_check` is where index problems are reported.
+fn index_entries(workspace: &Workspace, settings: &CatalogSettings) -> Vec<IndexEntry> {
+    if settings.index.is_none() {
         return Vec::new();
-    };
-    let base: Vec<&str> = index.split('/').collect();
-    let base = &base[..base.len() - 1];
-    let scalar = |v: &serde_json::Value| match v {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    };
-    let mut out = Vec::new();
-    for doc in value.get("docs").and_then(|d| d.as_array()).into_iter().flatten() {
-        let (Some(id), Some(rel)) = (doc.get("id").and_then(scalar), doc.get("path").and_then(scalar)) else {
-            continue;
-        };
-        let mut parts: Vec<&str> = base.to_vec();
-        let mut inside = true;
-        for seg in rel.split('/') {
-            match seg {
-                "" | "." => {}
-                ".." => inside &= parts.pop().is_some(),
-                s => parts.push(s),
-            }
-        }
-        if inside && !parts.is_empty() {
-            out.push(IndexEntry { id, path: parts.join("/"), title: doc.get("title").and_then(scalar) });
-        }
     }
-    out
+    match read_index(workspace, settings) {
+        Ok(IndexRead::Parsed(file)) => file
+            .validated
+            .index
+            .docs
+            .iter()
+            .map(|d| IndexEntry {
+                id: d.id.clone(),
+                path: d.path.clone(),
+                title: Some(d.title.clone()).filter(|t| !t.trim().is_empty()),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// [`html::Files`] over the workspace guard.

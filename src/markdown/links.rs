@@ -182,3 +182,29 @@ fn html_ids(html: &str, out: &mut Vec<String>) {
         }
     }
 }
+
+/// The prose of `text` for word mentions (`catalog.md` §5.2): the text of paragraphs, headings,
+/// lists, tables and quotes, with front matter, fenced and indented code, inline code, link
+/// destinations, HTML comments and raw HTML tags left out. Blocks are separated by `\n`.
+pub fn prose_text(text: &str) -> String {
+    let options = Options::ENABLE_TABLES
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_STRIKETHROUGH;
+    let mut out = String::new();
+    let mut skip = 0usize;
+    for event in Parser::new_ext(text, options) {
+        match event {
+            Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_)) => skip += 1,
+            Event::End(TagEnd::CodeBlock | TagEnd::MetadataBlock(_)) => skip = skip.saturating_sub(1),
+            Event::Text(t) if skip == 0 => out.push_str(&t),
+            Event::SoftBreak
+            | Event::HardBreak
+            | Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::TableCell | TagEnd::Item) => {
+                out.push('\n')
+            }
+            _ => {}
+        }
+    }
+    out
+}

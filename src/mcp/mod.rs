@@ -116,6 +116,14 @@ fn text_blocks(value: &Value) -> CallToolResult {
     CallToolResult::success(blocks.map(|b| ContentBlock::text(b.to_owned())).collect())
 }
 
+/// A [`crate::wire::CatalogText`] result: one text block; `structuredContent` only for JSON.
+fn catalog_text(mut value: Value) -> CallToolResult {
+    let text = value["text"].as_str().unwrap_or_default().to_owned();
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = value.as_object_mut().and_then(|o| o.shift_remove("structured"));
+    result
+}
+
 /// The result of a binary tool: the image block or embedded resource first, then the metadata
 /// JSON as text; no `structuredContent` (`contract.md` §11.4).
 fn binary(reply: BinaryReply) -> CallToolResult {
@@ -161,9 +169,11 @@ impl ServerHandler for Server {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let server = self.clone();
         let text = tools::answers_with_text(&name);
+        let catalog = tools::answers_with_catalog_text(&name);
         let outcome = tokio::task::spawn_blocking(move || tools::dispatch(&server.engine, &name, args)).await;
         let result = match outcome {
             Ok(Ok(tools::Reply::Json(value))) if text => text_blocks(&value),
+            Ok(Ok(tools::Reply::Json(value))) if catalog => catalog_text(value),
             Ok(Ok(tools::Reply::Json(value))) => success(value),
             Ok(Ok(tools::Reply::Binary(reply))) => binary(reply),
             Ok(Err(err)) => error_result(&err),

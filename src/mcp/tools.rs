@@ -28,6 +28,10 @@ use crate::wire::{
 };
 use crate::wire::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};
 use crate::wire::{
+    CatalogText, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest, UpdateIndexRequest,
+    UpdateIndexResponse,
+};
+use crate::wire::{
     CreateRequest, DeleteRequest, LinksRequest, LinksResponse, ListFilesRequest, ListFilesResponse,
     MarkdownSlice, MoveRequest, MutationResponse, OutlineRequest, OutlineResponse, PatchRequest,
     PdfBookRequest, PdfBookResponse, ReadGuideRequest, ReadRequest, ReindexRequest, ReindexStartResponse,
@@ -124,6 +128,7 @@ where
             output_schema: schema::output::<AssetFileInfo>(),
             text_blocks: false,
             binary: true,
+            catalog_text: false,
             meta: None,
             call: Box::new(move |cx, args| {
                 let request: Req = decode(name, arguments, args)?;
@@ -146,6 +151,9 @@ pub(super) struct ToolEntry {
     text_blocks: bool,
     /// Returns [`Reply::Binary`]: no output schema is published.
     binary: bool,
+    /// The result is [`CatalogText`]: one text block, structured content only for JSON, no
+    /// `outputSchema` (`catalog.md` §2.2).
+    catalog_text: bool,
     /// The tool's `_meta` (e.g. `openai/fileParams`).
     meta: Option<Value>,
     call: Call,
@@ -177,6 +185,7 @@ where
             output_schema: schema::output::<Resp>(),
             text_blocks: std::any::TypeId::of::<Resp>() == std::any::TypeId::of::<TextBlocks>(),
             binary: false,
+            catalog_text: std::any::TypeId::of::<Resp>() == std::any::TypeId::of::<CatalogText>(),
             meta: None,
             call: Box::new(move |cx, args| {
                 let request: Req = decode(name, arguments, args)?;
@@ -205,6 +214,17 @@ fn table() -> Vec<ToolEntry> {
             description: "Combine the documents listed by the catalog's build settings into one navigable, self-contained HTML \
 file; broken references are returned as warnings. Requires knowledgeBase.allowWrites.",
             handler: |cx, r| cx.engine.build_site(r),
+        }
+        .entry(),
+        Tool::<CheckRequest, CheckResponse> {
+            name: "kb_check",
+            group: ToolGroup::Catalog,
+            arguments: Arguments::Flat,
+            hints: Hints::READ_ONLY,
+            description: "Check the catalog configuration, the index and the documents (missing or unindexed files, duplicate IDs, \
+unknown or deprecated tags, unknown relation targets, broken links and anchors); with base, also find change_together partners \
+that were not changed.",
+            handler: |cx, r| cx.engine.check(r),
         }
         .entry(),
         Tool::<CreateRequest, MutationResponse> {
@@ -285,6 +305,16 @@ requests). Requires knowledgeBase.allowWrites.",
             handler: |cx, r| cx.engine.export_html(r),
         }
         .entry(),
+        Tool::<FindDocsRequest, CatalogText> {
+            name: "kb_find_docs",
+            group: ToolGroup::Catalog,
+            arguments: Arguments::Flat,
+            hints: Hints::READ_ONLY,
+            description: "Find documents in the project's catalog index by text, tags (AND with tags, OR with any_tags) or relation \
+to a document; returns a page of documents (default 20) with a cursor for the rest.",
+            handler: |cx, r| cx.engine.find_docs(r),
+        }
+        .entry(),
         Tool::<LinksRequest, LinksResponse> {
             name: "kb_links",
             group: ToolGroup::Read,
@@ -318,6 +348,16 @@ Optional request.pathPrefix (a folder) and request.includeGlob (e.g. \"**/*.png\
             description: "Lists PNG/JPEG/WebP/GIF files anywhere under the root by extension, sorted case-insensitively, a page at a \
 time: pageSize 1..200 (default 50); pass nextCursor as cursor for the next page (null on the last).",
             handler: |cx, r| cx.engine.list_images(r),
+        }
+        .entry(),
+        Tool::<ListTagsRequest, CatalogText> {
+            name: "kb_list_tags",
+            group: ToolGroup::Catalog,
+            arguments: Arguments::Flat,
+            hints: Hints::READ_ONLY,
+            description: "List the catalog's tag vocabulary (name, group, description, aliases, replacement of deprecated tags) with \
+the number of documents per tag; filter with query.",
+            handler: |cx, r| cx.engine.list_tags(r),
         }
         .entry(),
         BinaryTool::<AssetPathRequest> {
@@ -452,6 +492,16 @@ configuration, pending edits and the running or last reindex. Call with {}.",
             handler: |cx, _| Ok(cx.engine.status()),
         }
         .entry(),
+        Tool::<UpdateIndexRequest, UpdateIndexResponse> {
+            name: "kb_update_index",
+            group: ToolGroup::Catalog,
+            arguments: Arguments::Flat,
+            hints: Hints::DESTRUCTIVE,
+            description: "Add, replace or remove one document, term or tag entry of the catalog index (item null removes); the whole \
+index is validated before the file is written. Requires knowledgeBase.allowWrites.",
+            handler: |cx, r| cx.engine.update_index(r),
+        }
+        .entry(),
     ]
 }
 
@@ -473,7 +523,7 @@ impl ToolEntry {
         let mut tool =
             McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema))
                 .with_annotations(annotations);
-        if !self.binary && !self.text_blocks {
+        if !self.binary && !self.text_blocks && !self.catalog_text {
             tool = tool.with_raw_output_schema(object(&self.output_schema));
         }
         if let Some(meta) = &self.meta {
@@ -564,6 +614,36 @@ fn to_value<T: Serialize>(v: &T) -> Result<Value> {
     serde_json::to_value(v).map_err(|e| Error::internal(format!("could not encode the result: {e}")))
 }
 
+/// Whether `name` answers with a [`CatalogText`] (one text block, structured content for JSON).
+pub(super) fn answers_with_catalog_text(name: &str) -> bool {
+    TABLE.iter().any(|t| t.name == name && t.catalog_text)
+}
+
+/// The catalog tools that accept mdmark's hidden `project_dir` argument (`catalog.md` §2.1).
+const PROJECT_DIR_TOOLS: &[&str] =
+    &["kb_build_site", "kb_check", "kb_export_html", "kb_find_docs", "kb_list_tags", "kb_update_index"];
+
+/// Removes `project_dir` when it names this server's project root; another folder is E38.
+fn strip_project_dir(engine: &Engine, name: &str, args: &mut Value) -> Result<()> {
+    if !PROJECT_DIR_TOOLS.contains(&name) {
+        return Ok(());
+    }
+    let Some(given) = args.as_object_mut().and_then(|o| o.shift_remove("project_dir")) else { return Ok(()) };
+    let root = &engine.config().project_root;
+    let canonical = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+    let same = given.as_str().map(std::path::Path::new).is_some_and(|p| {
+        p.is_absolute() && canonical(p).is_some_and(|c| p.is_dir() && Some(c) == canonical(root))
+    });
+    if same {
+        return Ok(());
+    }
+    let shown = given.as_str().map_or_else(|| given.to_string(), str::to_owned);
+    Err(Error::invalid_argument(format!(
+        "This server serves `{}`, not `{shown}`; start a separate server for that project.",
+        root.display()
+    )))
+}
+
 /// Whether `name` answers with plain text blocks ([`TextBlocks`]) instead of structured content.
 pub(super) fn answers_with_text(name: &str) -> bool {
     TABLE.iter().any(|t| t.name == name && t.text_blocks)
@@ -580,6 +660,7 @@ pub(super) fn dispatch(engine: &Engine, name: &str, args: Value) -> Result<Reply
         return Err(Error::invalid_argument(format!("Unknown tool '{name}'.")));
     };
     let mut args = args;
+    strip_project_dir(engine, name, &mut args)?;
     schema::normalise(&mut args, &tool.input_schema)
         .map_err(|m| Error::invalid_argument(format!("{name}: {m}")))?;
     (tool.call)(&ToolContext { engine }, args)

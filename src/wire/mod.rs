@@ -17,6 +17,7 @@
 //!   rewrites them to these spellings before deserialising.)
 
 mod assets;
+mod catalog;
 mod export;
 mod html;
 mod links;
@@ -31,6 +32,10 @@ pub use assets::{
     AssetFileInfo, AssetPathRequest, BinaryKind, BinaryReply, DeleteImageResponse, FileParam, ImageItem,
     ListImagesRequest, ListImagesResponse, MoveImageRequest, MoveImageResponse, SaveImageRequest,
     SaveImageResponse,
+};
+pub use catalog::{
+    CatalogText, CheckIssue, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest,
+    UpdateIndexRequest, UpdateIndexResponse,
 };
 pub use export::{PdfBookRequest, PdfBookResponse};
 pub use html::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};

@@ -1,6 +1,7 @@
 //! The single integration-test binary (one link step for the whole suite).
 
 mod assets;
+mod catalog;
 mod cli;
 mod corpus;
 #[path = "../fake_embed/mod.rs"]

@@ -1,0 +1,250 @@
+//! Reading the index file and the documents, with a cache of per-document derived data
+//! (`catalog.md` §2.8, §5.2–§5.4).
+//!
+//! Invariants:
+//!
+//! - The index and the documents are read on every call; derived data is reused only while the
+//!   file's size and modification time are unchanged, so a hand edit is seen by the next call.
+//! - Every file is opened through the workspace guard; a refused or missing file has
+//!   `chars: None` and no links.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use yaml_serde::Value;
+
+use super::config::{CatalogSettings, yaml_detail};
+use super::index::{Index, MAX_INDEX_BYTES, PathBase, Validated, validate};
+use super::{Language, norm};
+use crate::error::{Error, ErrorCode, Result};
+use crate::links::{DocLinks, extract};
+use crate::markdown::{Document, prose_text};
+use crate::workspace::{PathContext, RelPath, Workspace};
+
+/// Documents larger than this are not scanned for links or mentions (§5.2).
+pub const MAX_SCAN_BYTES: u64 = 8 * 1024 * 1024;
+/// The largest document read at all (the workspace's Markdown limit).
+const MAX_DOC_BYTES: u64 = 32 * 1024 * 1024;
+
+/// What the catalog knows about one file.
+#[derive(Debug, Default)]
+pub struct DocInfo {
+    /// Unicode code points (§5.4); `None` when missing, unreadable, refused or not UTF-8.
+    pub chars: Option<usize>,
+    /// Why the file could not be read, as the guard or the file system said.
+    pub problem: Option<FileProblem>,
+    /// Anchors and links (empty for files over 8 MiB).
+    pub links: DocLinks,
+    /// `norm` of the prose (§5.2), for alias mentions.
+    pub prose: String,
+}
+
+/// Why a file is unreadable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileProblem {
+    /// It does not exist.
+    Missing,
+    /// Refused by the guard (link on the way) or not a regular file.
+    Invalid,
+    /// Not readable (permissions, not UTF-8, too large).
+    Unreadable,
+}
+
+/// A cached entry: the file's size and time when it was read, and its data.
+type Cached = (u64, SystemTime, Arc<DocInfo>);
+
+/// Cached derived data per path.
+#[derive(Default)]
+pub struct DocCache {
+    entries: Mutex<HashMap<String, Cached>>,
+}
+
+impl DocCache {
+    /// The data of the file at `path` (root-relative), fresh for its current size and time.
+    /// Entries are keyed by the absolute path, so one cache can serve several workspaces.
+    pub fn get(&self, ws: &Workspace, path: &str) -> Arc<DocInfo> {
+        let rel = match ws.rel_path(path, PathContext::Any) {
+            Ok(r) => r,
+            Err(_) => return Arc::new(DocInfo { problem: Some(FileProblem::Invalid), ..DocInfo::default() }),
+        };
+        let (size, time) = match ws.stat(&rel) {
+            Ok(st) => st,
+            Err(e) => {
+                let problem = match e.code {
+                    ErrorCode::NotFound => FileProblem::Missing,
+                    ErrorCode::InvalidPath | ErrorCode::UnsupportedFormat => FileProblem::Invalid,
+                    _ => FileProblem::Unreadable,
+                };
+                return Arc::new(DocInfo { problem: Some(problem), ..DocInfo::default() });
+            }
+        };
+        let key = format!("{}\u{0}{path}", ws.root().display());
+        if let Ok(map) = self.entries.lock()
+            && let Some((s, t, info)) = map.get(&key)
+            && (*s, *t) == (size, time)
+        {
+            return Arc::clone(info);
+        }
+        let info = Arc::new(read_doc(ws, &rel, size));
+        if let Ok(mut map) = self.entries.lock() {
+            map.insert(key, (size, time, Arc::clone(&info)));
+        }
+        info
+    }
+}
+
+fn read_doc(ws: &Workspace, rel: &RelPath, size: u64) -> DocInfo {
+    let bytes = match ws.read_bytes(rel, MAX_DOC_BYTES) {
+        Ok(b) => b,
+        Err(e) => {
+            let problem =
+                if e.code == ErrorCode::NotFound { FileProblem::Missing } else { FileProblem::Unreadable };
+            return DocInfo { problem: Some(problem), ..DocInfo::default() };
+        }
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return DocInfo { problem: Some(FileProblem::Unreadable), ..DocInfo::default() };
+    };
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    let chars = Some(text.chars().count());
+    if size > MAX_SCAN_BYTES || !rel.is_markdown() {
+        return DocInfo { chars, ..DocInfo::default() };
+    }
+    let doc = Document::parse(text);
+    DocInfo { chars, problem: None, links: extract(text, &doc), prose: norm(&prose_text(text)) }
+}
+
+/// The index file as read.
+#[derive(Debug)]
+pub struct IndexFile {
+    /// Root-relative path.
+    pub path: String,
+    /// Root-relative folder (`""` at the root).
+    pub dir: String,
+    /// The exact bytes.
+    pub bytes: Vec<u8>,
+    /// The parsed value.
+    pub value: Value,
+    /// Schema check and model.
+    pub validated: Validated,
+}
+
+/// What reading the index gave.
+#[derive(Debug)]
+pub enum IndexRead {
+    /// The file does not exist (E6).
+    Missing(String),
+    /// Not valid YAML (E7), with the message.
+    InvalidYaml {
+        /// 1-based line.
+        line: usize,
+        /// E7 in the configured language.
+        message: String,
+    },
+    /// Parsed.
+    Parsed(Box<IndexFile>),
+}
+
+/// E6.
+pub fn index_missing_message(language: Language, path: &str) -> String {
+    match language {
+        Language::En => format!(
+            "Index file `{path}` was not found; create it (for example with `local-vector-search-mcp init`) or fix the index setting."
+        ),
+        Language::Ja => format!(
+            "索引のファイル `{path}` がありません。`local-vector-search-mcp init` などで作るか、設定の index を直してください。"
+        ),
+    }
+}
+
+/// Reads the index named by `settings` (E5 when there is no `index` setting).
+pub fn read_index(ws: &Workspace, settings: &CatalogSettings) -> Result<IndexRead> {
+    let path = settings.index_path()?.to_owned();
+    let rel = ws.rel_path(&path, PathContext::Any)?;
+    let bytes = match ws.read_bytes(&rel, MAX_INDEX_BYTES) {
+        Ok(b) => b,
+        Err(e) if e.code == ErrorCode::NotFound => return Ok(IndexRead::Missing(path)),
+        Err(e) if e.code == ErrorCode::UnsupportedFormat && e.message.contains("larger than") => {
+            return Err(Error::new(
+                ErrorCode::UnsupportedFormat,
+                settings.language.pick(
+                    format!("Index file `{path}` is larger than 16 MiB; split the catalog or remove entries."),
+                    format!("索引のファイル `{path}` が 16 MiB を超えています。索引を分けるか、項目を減らしてください。"),
+                ),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    let dir = rel.parent().map(|p| p.as_str().to_owned()).unwrap_or_default();
+    Ok(parse_index(bytes, path, dir, ws.internal_dir_name(), settings.language))
+}
+
+/// Parses and validates index bytes.
+pub fn parse_index(
+    bytes: Vec<u8>,
+    path: String,
+    dir: String,
+    internal: &str,
+    language: Language,
+) -> IndexRead {
+    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    let value = match yaml_serde::from_slice::<Value>(body) {
+        Ok(v) => v,
+        Err(e) => {
+            let line = e.location().map_or(1, |l| l.line());
+            let detail = yaml_detail(&e);
+            let message = match language {
+                Language::En => {
+                    format!(
+                        "Index file `{path}` is not valid YAML at line {line} ({detail}); fix the syntax."
+                    )
+                }
+                Language::Ja => format!(
+                    "索引のファイル `{path}` の {line} 行目を YAML として読めません（{detail}）。書き方を直してください。"
+                ),
+            };
+            return IndexRead::InvalidYaml { line, message };
+        }
+    };
+    let validated = validate(&value, PathBase { dir: &dir, internal }, language);
+    IndexRead::Parsed(Box::new(IndexFile { path, dir, bytes, value, validated }))
+}
+
+/// The index for a query tool: E6, E7 and E8 are errors.
+pub fn load_valid_index(ws: &Workspace, settings: &CatalogSettings) -> Result<(Box<IndexFile>, Index)> {
+    let language = settings.language;
+    match read_index(ws, settings)? {
+        IndexRead::Missing(path) => Err(Error::not_found(index_missing_message(language, &path))),
+        IndexRead::InvalidYaml { message, .. } => Err(Error::invalid_argument(message)),
+        IndexRead::Parsed(file) => {
+            if !file.validated.violations.is_empty() {
+                return Err(Error::invalid_argument(violation_message(
+                    language.pick(
+                        "The index does not match its schema; fix these entries or run kb_check:",
+                        "索引がスキーマに合いません。次の箇所を直すか、kb_check で確かめてください:",
+                    ),
+                    &file.validated.violations,
+                    language,
+                )));
+            }
+            let index = file.validated.index.clone();
+            Ok((file, index))
+        }
+    }
+}
+
+/// A first line and at most 20 violation lines, then "… and N more".
+pub fn violation_message(first: &str, violations: &[super::index::Violation], language: Language) -> String {
+    let mut out = first.to_owned();
+    for v in violations.iter().take(20) {
+        out.push('\n');
+        out.push_str(&v.line());
+    }
+    if violations.len() > 20 {
+        let more = violations.len() - 20;
+        out.push('\n');
+        out.push_str(&language.pick(format!("… and {more} more"), format!("… ほか {more} 件")));
+    }
+    out
+}

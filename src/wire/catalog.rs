@@ -1,0 +1,136 @@
+//! The document catalog tools (`catalog.md` §6.1–§6.4): flat, snake_case arguments kept from
+//! mdmark, results as specified there.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// `kb_find_docs` arguments.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FindDocsRequest {
+    /// A word contained in the title, one of the aliases or the description (NFKC, case-insensitive; not split on spaces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Keep documents that carry ALL of these tags (aliases resolve through the tag vocabulary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<Vec<String>>,
+    /// Keep documents that carry AT LEAST ONE of these tags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub any_tags: Option<Vec<String>>,
+    /// A document ID: keep the documents related to it (catalog relations, links, alias mentions) and add `relations` to each row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub related_to: Option<String>,
+    /// Documents per page, 1 to 100 (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<i64>", range(min = 1, max = 100))]
+    pub limit: Option<serde_json::Value>,
+    /// The next_cursor of the previous call (same text, tags, any_tags and related_to).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Field set: brief (default: id, title, description, tags, chars), standard (+ path, aliases) or full (+ related, referenced_by).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["brief", "standard", "full"]))]
+    pub view: Option<String>,
+    /// Fields added to the view: path, aliases, related, referenced_by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include: Option<Vec<String>>,
+    /// Fields removed from the view (after include): path, aliases, related, referenced_by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude: Option<Vec<String>>,
+    /// Return only total, total_chars, tag_counts and warnings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_only: Option<bool>,
+    /// markdown (default: one Markdown text block) or json (structured content).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["markdown", "json"]))]
+    pub format: Option<String>,
+    /// Root-relative catalog configuration file to use instead of the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+}
+
+/// `kb_list_tags` arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTagsRequest {
+    /// Keep tags whose name, aliases or description contain this (NFKC, case-insensitive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// markdown (default) or json.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["markdown", "json"]))]
+    pub format: Option<String>,
+    /// Root-relative catalog configuration file to use instead of the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+}
+
+/// The answer of `kb_find_docs` / `kb_list_tags`: one text block, plus structured content for
+/// `format: json` only (so no output schema is published).
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct CatalogText {
+    /// The text block (Markdown, or the JSON serialised).
+    pub text: String,
+    /// The structured content (`format: json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<serde_json::Value>,
+}
+
+/// `kb_update_index` arguments.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateIndexRequest {
+    /// doc, term or tag: which list (docs, terms or tags).
+    #[schemars(extend("enum" = ["doc", "term", "tag"]))]
+    pub kind: String,
+    /// The document or term ID; for kind tag the tag's name.
+    pub id: String,
+    /// The whole new entry without its ID key (root-relative paths), or null to remove the entry.
+    #[schemars(extend("type" = ["object", "null"]))]
+    pub item: serde_json::Value,
+    /// Root-relative catalog configuration file to use instead of the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+}
+
+/// Result of `kb_update_index`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct UpdateIndexResponse {
+    /// added, replaced or removed.
+    pub action: String,
+    /// Root-relative path of the index file.
+    pub index: String,
+}
+
+/// `kb_check` arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRequest {
+    /// Root-relative catalog configuration file to use instead of the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// A git ref (branch, tag, commit): also report change_together partners that were not changed since its merge base with HEAD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+}
+
+/// Result of `kb_check`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct CheckResponse {
+    /// The problems found, in check order; empty when everything is consistent.
+    pub issues: Vec<CheckIssue>,
+}
+
+/// One problem found by `kb_check`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub struct CheckIssue {
+    /// Root-relative path of the file with the problem.
+    pub file: String,
+    /// A key path in a YAML file (docs[1].path), a 1-based line number in a Markdown file, or "".
+    #[serde(rename = "where")]
+    pub at: String,
+    /// The issue kind (missing_doc, unknown_tag, broken_link, …).
+    pub kind: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}

@@ -1,0 +1,198 @@
+//! The document catalog through the binary: `check` (exit codes CI can use, `--json`, `--base`
+//! in a temporary git repository) and `init` (`catalog.md` §8.1, §8.4, scenarios 69 and 70).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::Project;
+
+/// The index of `catalog.md` §4.2 (fixture F1), trimmed to what these tests need.
+const INDEX: &str = "# 文書の索引。\nversion: 1\ndocs:\n  - id: arch\n    path: 設計/arch.md\n    title: アーキテクチャ\n    aliases: [全体構成]\n    tags: [{name: 設計, main: true}, MCP]\n    related:\n      - to: api\n        type: requires\n        when: API を変えるとき\n  - id: api\n    path: guide/api.md\n    title: API リファレンス\n    tags: [topic:mcp, 設計]\n    related:\n      - to: api-en\n        type: change_together\n        when: 英訳を同じ変更で直す\n        paths: [../src/tools/**]\n  - id: api-en\n    path: guide/api.en.md\n    title: API reference (English)\n    tags: [{name: topic:mcp, main: true}]\n    related:\n      - to: api\n        type: change_together\n        when: 和文を同じ変更で直す\n  - id: notes\n    path: notes.md\n    title: 開発メモ\n    tags: [旧タグ]\ntags:\n  - name: 設計\n  - name: topic:mcp\n    aliases: [MCP]\n  - name: 旧タグ\n    deprecated: 設計\n";
+
+const CONFIG: &str = "knowledgeBase:\n  root: .\n  allowWrites: true\ncatalog:\n  index: docs/index.yaml\n  scan: [\"docs/**/*.md\"]\n";
+
+fn f1() -> Project {
+    let p = Project::empty();
+    p.write("lvsm.yaml", CONFIG);
+    p.write("docs/index.yaml", INDEX);
+    p.write("docs/設計/arch.md", "# アーキテクチャ\n\n[API](../guide/api.md#ツールの一覧)\n");
+    p.write("docs/guide/api.md", "# API リファレンス\n\n## ツールの一覧\n");
+    p.write("docs/guide/api.en.md", "# API reference\n\nSee [notes](../notes.md).\n");
+    p.write("docs/notes.md", "# 開発メモ\n\n全体構成の図は後で直す。\n");
+    p.write("docs/draft.md", "# 下書き\n");
+    p
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+#[test]
+fn check_reports_issues_with_exit_code_one_and_none_with_zero() {
+    let p = f1();
+    let out = p.run(&["--config", "lvsm.yaml", "check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("docs/index.yaml:docs[3].tags[0]: deprecated_tag: "), "{stdout}");
+    assert!(lines[1].starts_with("docs/draft.md: unindexed_doc: "), "{stdout}");
+    assert!(text(&out.stderr).ends_with("check: 2 issues\n"), "{}", text(&out.stderr));
+    // --json prints kb_check's result.
+    let out = p.run(&["--config", "lvsm.yaml", "check", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["issues"][1]["kind"], "unindexed_doc");
+    assert_eq!(json["issues"][1]["where"], "");
+    // --ignore leaves a kind out.
+    let out = p.run(&["--config", "lvsm.yaml", "check", "--ignore", "unindexed_doc"]);
+    assert_eq!(text(&out.stdout).lines().count(), 1);
+    // Fixed: nothing on stdout, exit 0.
+    p.write("docs/index.yaml", &INDEX.replace("tags: [旧タグ]", "tags: [設計]"));
+    std::fs::remove_file(p.root().join("docs/draft.md")).unwrap();
+    let out = p.run(&["--config", "lvsm.yaml", "check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+    assert!(text(&out.stderr).ends_with("check: no issues\n"));
+    // A check that cannot run: exit 1, nothing on stdout, one error sentence.
+    let out = p.run(&["--config", "lvsm.yaml", "check", "--base", "no-such-ref"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "");
+    assert!(text(&out.stderr).contains("error: "), "{}", text(&out.stderr));
+    // A usage error: exit 2.
+    assert_eq!(p.run(&["check", "--no-such-flag"]).status.code(), Some(2));
+}
+
+#[test]
+fn check_with_a_catalog_config_file_relative_to_the_working_directory() {
+    let p = f1();
+    p.write("other/mdmark.config.yaml", "index: idx.yaml\n");
+    p.write("other/idx.yaml", "docs:\n  - id: x\n    path: gone.md\n    title: X\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_local-vector-search-mcp"))
+        .current_dir(p.root().join("other"))
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .args(["--project-root"])
+        .arg(p.root())
+        .args(["check", "--catalog-config", "mdmark.config.yaml", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["issues"][0]["kind"], "missing_doc", "{json}");
+    assert_eq!(json["issues"][0]["file"], "other/idx.yaml");
+    assert!(json["issues"][0]["message"].as_str().unwrap().starts_with("`other/gone.md` was not found"));
+}
+
+fn git(root: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+}
+
+#[test]
+fn check_base_reports_a_change_together_partner_left_out_of_a_commit() {
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("git is not installed; skipped");
+        return;
+    }
+    let p = f1();
+    git(p.root(), &["init", "-q", "-b", "main"]);
+    git(p.root(), &["add", "-A"]);
+    git(p.root(), &["commit", "-q", "-m", "F1"]);
+    git(p.root(), &["checkout", "-q", "-b", "change"]);
+    p.write("docs/guide/api.md", "# API リファレンス\n\n## ツールの一覧\n\n新しいツール。\n");
+    git(p.root(), &["commit", "-q", "-am", "only the Japanese page"]);
+    let out = p.run(&[
+        "--config",
+        "lvsm.yaml",
+        "check",
+        "--base",
+        "main",
+        "--ignore",
+        "unindexed_doc",
+        "--ignore",
+        "deprecated_tag",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.starts_with("docs/index.yaml:docs[1].related[0]: missed_change_together: `docs/guide/api.md` changed since `main` but `docs/guide/api.en.md`"), "{stdout}");
+    // Both sides: nothing to report.
+    p.write("docs/guide/api.en.md", "# API reference\n\nSee [notes](../notes.md). New tool.\n");
+    let out = p.run(&[
+        "--config",
+        "lvsm.yaml",
+        "check",
+        "--base",
+        "main",
+        "--ignore",
+        "unindexed_doc",
+        "--ignore",
+        "deprecated_tag",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // `--base` must not look like an option.
+    let out = p.run(&["--config", "lvsm.yaml", "check", "--base", "-x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("base must be a git ref"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn init_creates_the_starter_files_once() {
+    let p = Project::empty();
+    std::fs::create_dir(p.root().join(".git")).unwrap();
+    let out = p.run(&["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "created mdmark.config.yaml\ncreated index.yaml\n");
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("mdmark.config.yaml")).unwrap(),
+        "# Catalog settings for local-vector-search-mcp (also readable by mdmark).\nindex: index.yaml\nlanguage: en\n# scan: [\"docs/**/*.md\"]\n# build:\n#   include: [\"docs/**/*.md\"]\n#   out: dist/docs.html\n#   title: Documentation\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("index.yaml")).unwrap(),
+        "# Catalog index: docs, terms and the tag vocabulary.\n# Format: kb_read_guide {\"names\": [\"catalog-index\"]}\nversion: 1\ndocs: []\n"
+    );
+    // Again: exit 1, nothing changed.
+    let out = p.run(&["init"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("`mdmark.config.yaml` already exists; edit it instead."));
+    // The created catalog checks clean.
+    let out = p.run(&["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+}
+
+#[test]
+fn init_scan_prefills_the_index_and_a_server_config_gets_a_section() {
+    let p = Project::empty();
+    std::fs::create_dir(p.root().join(".git")).unwrap();
+    p.write("a.md", "# エー\n");
+    p.write("docs/my page.md", "---\ntitle: 前付けの題\n---\n# H1\n");
+    p.write("lvsm.yaml", "# my settings\nknowledgeBase:\n  allowWrites: true\n");
+    let out = p.run(&["--config", "lvsm.yaml", "init", "--scan", "**/*.md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "added a catalog section to lvsm.yaml\ncreated index.yaml\n");
+    let config = std::fs::read_to_string(p.root().join("lvsm.yaml")).unwrap();
+    assert!(
+        config.starts_with("# my settings\nknowledgeBase:\n  allowWrites: true\ncatalog:\n  # "),
+        "{config}"
+    );
+    assert!(config.contains("\n  index: index.yaml\n  language: en\n  scan: [\"**/*.md\"]\n"), "{config}");
+    let index = std::fs::read_to_string(p.root().join("index.yaml")).unwrap();
+    assert!(
+        index.ends_with("docs:\n  - id: a\n    path: a.md\n    title: エー\n  - id: docs/my-page\n    path: docs/my page.md\n    title: 前付けの題\n"),
+        "{index}"
+    );
+    let out = p.run(&["--config", "lvsm.yaml", "init"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("`lvsm.yaml` already has a catalog section; edit it instead."));
+    // The pre-filled index is clean for the check.
+    let out = p.run(&["--config", "lvsm.yaml", "check"]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+}
