@@ -212,7 +212,7 @@ def test_self_contained_export_overwrite_and_determinism():
             assert 'href="../guide/api.html#ツールの一覧"' in html
             assert external_resources(html) == []
             assert "http:" not in html and "https:" not in html
-            again = body(await c.call_tool("kb_export_html", {"file": "docs/設計/arch.md"}))
+            again = body(await c.call_tool("kb_export_html", {"file": "docs/設計/arch.md", "project_dir": str(root)}))
             assert again == res
             assert stale.read_bytes() == first
             other = body(await c.call_tool("kb_export_html", {"file": "docs/設計/arch.md", "out": "out/a.htm"}))
@@ -241,6 +241,8 @@ def test_export_errors_write_nothing():
             for out in ["../x.html", ".git/x.html", "/tmp/x.html", "docs/folder.html"]:
                 err = error(await c.call_tool("kb_export_html", {"file": "docs/設計/arch.md", "out": out}))
                 assert err["code"] == "INVALID_PATH", (out, err)
+            err = error(await c.call_tool("kb_export_html", {"file": "docs/設計/arch.md", "project_dir": "/"}))
+            assert err["code"] == "INVALID_ARGUMENT" and "start a separate server" in err["message"], err
             err = error(await c.call_tool("kb_export_html", {"file": "docs/設計/arch.md", "extra": 1}))
             assert err["code"] == "INVALID_ARGUMENT" and "extra" in err["message"], err
         assert snapshot(root) == before
