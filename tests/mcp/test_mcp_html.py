@@ -249,6 +249,34 @@ def test_export_errors_write_nothing():
     run(go())
 
 
+def test_config_argument_and_a_project_without_catalog():
+    async def go():
+        root, p = f1()
+        (root / "other").mkdir()
+        (root / "other" / "mdmark.config.yaml").write_text(
+            "html:\n  lang: en-GB\n  toc: false\nbuild:\n  include: [\"../docs/notes.md\"]\n  out: site.html\n  title: Notes\n",
+            encoding="utf-8")
+        async with Client(p) as c:
+            res = body(await c.call_tool("kb_export_html", {"file": "docs/設計/arch.md", "config": "other/mdmark.config.yaml"}))
+            html = (root / res["out"]).read_text("utf-8")
+            assert '<html lang="en-GB">' in html
+            err = error(await c.call_tool("kb_export_html", {"file": "docs/設計/arch.md", "config": "nope.yaml"}))
+            assert err["code"] == "NOT_FOUND", err
+            res = body(await c.call_tool("kb_build_site", {"config": "other/mdmark.config.yaml"}))
+            assert res == {"out": "other/site.html", "docs": 1, "warnings": []}
+        bare = project(copy_fixture=False)
+        (bare / "a.md").write_text("# A\n\n## One\n\n## Two\n", encoding="utf-8")
+        (bare / ".git").mkdir()
+        cfg = bare.parent / (bare.name + "-config.yml")
+        cfg.write_text("knowledgeBase:\n  allowWrites: true\n", encoding="utf-8")
+        async with Client(params(bare, "--config", str(cfg))) as c:
+            assert body(await c.call_tool("kb_export_html", {"file": "a.md"})) == {"out": "a.html", "warnings": []}
+            assert '<nav class="toc" aria-label="Contents">' in (bare / "a.html").read_text("utf-8")
+            err = error(await c.call_tool("kb_build_site", {}))
+            assert err["code"] == "NOT_FOUND" and "local-vector-search-mcp init" in err["message"], err
+    run(go())
+
+
 def no_network_prefix():
     """`unshare -rn` (a private network namespace with no interfaces) when the system allows it."""
     unshare = shutil.which("unshare")
