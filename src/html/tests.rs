@@ -256,6 +256,19 @@ fn a_site_links_documents_to_articles() {
 }
 
 #[test]
+fn rooted_links_and_images_are_written_relative_to_the_output() {
+    let files =
+        MapFiles::default().with("docs/b.md", b"# B\n").with("img/p.png", PNG).with("files/x.pdf", b"%PDF");
+    let text = "[b](/docs/b.md) [pdf](/files/x.pdf) [dir](/img/) ![p](/img/p.png) <https://example.com/a>\n";
+    let page = export_page(&doc("guide/deep/a.md", text), "out/a.html", &Settings::default(), &files);
+    assert!(page.warnings.is_empty(), "{:?}", page.warnings);
+    for href in ["../docs/b.html", "../files/x.pdf", "../img", "https://example.com/a"] {
+        assert!(page.html.contains(&format!("href=\"{href}\"")), "{href}: {}", page.html);
+    }
+    assert!(page.html.contains("<img src=\"data:image/png;base64,"));
+}
+
+#[test]
 fn mdbook_html_links_lead_to_the_markdown_sibling() {
     let files = MapFiles::default().with("b.md", b"# B\n\n## Part\n");
     let page = export("a.md", "# A\n\n[b](b.html#part) [gone](c.html) [self](a.html#a)\n", &files);
