@@ -335,6 +335,13 @@ fn image_report(chrome: &Path, profile: &Path, page: &Path) -> (usize, usize) {
     (report[0], report[1])
 }
 
+/// Console lines of Chromium that report a blocked load (a Content Security Policy violation):
+/// the page tried to reach something outside itself.
+fn csp_violations(chrome: &Path, profile: &Path, page: &Path) -> Vec<String> {
+    let out = browse(chrome, profile, page, &["--enable-logging=stderr", "--v=0", "--dump-dom"]);
+    text(&out.stderr).lines().filter(|l| l.contains("Content Security Policy")).map(str::to_owned).collect()
+}
+
 /// Where the screenshots go: outside the repository, kept for a person to look at.
 fn screenshot_dir() -> PathBuf {
     let dir = std::env::var_os("LVS_SCREENSHOT_DIR")
@@ -390,6 +397,22 @@ fn chromium_shows_an_export_and_a_site_with_every_image_and_no_network() {
     );
     std::fs::write(&damaged, html).unwrap();
     assert_eq!(image_report(&chrome, profile.path(), &damaged), (1, 1));
+
+    // The pages as written try to load nothing: no CSP violation is logged. The check can fail:
+    // a page that asks for a remote image logs one.
+    assert_eq!(csp_violations(&chrome, profile.path(), &export), Vec::<String>::new());
+    assert_eq!(csp_violations(&chrome, profile.path(), &site), Vec::<String>::new());
+    let leaky = p.root().join("dist/leaky.html");
+    std::fs::write(
+        &leaky,
+        std::fs::read_to_string(&site).unwrap().replacen(
+            "<main>",
+            "<main><img src=\"https://example.com/x.png\">",
+            1,
+        ),
+    )
+    .unwrap();
+    assert_eq!(csp_violations(&chrome, profile.path(), &leaky).len(), 1);
 
     // Screenshots for a person to look at (not compared here).
     let mut shots = vec![
