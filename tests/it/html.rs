@@ -201,6 +201,27 @@ fn cli_export_and_build_print_paths_and_warnings() {
 }
 
 #[test]
+fn build_documents_follow_the_patterns_then_code_point_order_each_once() {
+    let p = f1();
+    p.write("docs/Zeta.md", "# Zeta\n");
+    let config = std::fs::read_to_string(p.root().join("lvsm.yaml")).unwrap().replace(
+        "include: [\"docs/guide/*.md\"]",
+        "include: [\"docs/guide/api.md\", \"docs/**/*.md\"]\n    exclude: [\"docs/draft.md\", \"docs/設計\"]",
+    );
+    std::fs::write(p.root().join("lvsm.yaml"), config).unwrap();
+    let out = run_in(&p, p.root(), &["build-site"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "dist/guide.html (4 documents)\n");
+    let site = std::fs::read_to_string(p.root().join("dist/guide.html")).unwrap();
+    let order: Vec<&str> =
+        site.split("<article id=\"").skip(1).map(|a| a.split('"').next().unwrap()).collect();
+    // api.md first (its own pattern), then docs/**/*.md by code points: `Z` < `g` < `n`.
+    assert_eq!(order, ["api", "docs--Zeta", "api-en", "notes"]);
+    // Links between included documents are in-page now: no warning about notes.md.
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
 fn identical_inputs_give_identical_bytes() {
     let p = f1();
     for args in [&["export-html", "docs/設計/arch.md"][..], &["build-site"][..]] {
