@@ -2,7 +2,7 @@
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
 //! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `links`, `config` (L1);
-//! `store`, `lexical`, `vectors` (L2); `indexer`, `assets` (L3); `engine` (L4); `mcp`, `cli` (L6).
+//! `store`, `lexical`, `vectors` (L2); `indexer`, `assets`, `export`, `html` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
 pub mod assets;
 pub mod catalog;
@@ -13,6 +13,7 @@ pub mod edit;
 pub mod engine;
 pub mod error;
 pub mod export;
+pub mod html;
 pub mod indexer;
 pub mod lexical;
 pub mod links;

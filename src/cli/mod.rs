@@ -135,6 +135,20 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             if json { print_json(&all) } else { print_text(&render::links(&all)) }
         }
+        Command::ExportHtml { mut request } => {
+            request.file = root_relative(&engine, &request.file)?;
+            request.out = request.out.map(|o| root_relative(&engine, &o)).transpose()?;
+            request.config = request.config.map(|c| root_relative(&engine, &c)).transpose()?;
+            let result = engine.export_html_file(&request)?;
+            print_warnings(&result.warnings);
+            print_text(&format!("{}\n", result.out))
+        }
+        Command::BuildSite { mut request } => {
+            request.config = request.config.map(|c| root_relative(&engine, &c)).transpose()?;
+            let result = engine.build_html_site(&request)?;
+            print_warnings(&result.warnings);
+            print_text(&format!("{} ({} documents)\n", result.out, result.docs))
+        }
         Command::Pdf { request, json } => {
             let result = engine.export_pdf_book(&request)?;
             if json {
@@ -171,6 +185,14 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             Ok(())
         }
         Command::Init { .. } => Ok(()),
+    }
+}
+
+/// `warning: {warning}` lines on stderr (`catalog.md` §8.2, §8.3).
+fn print_warnings(warnings: &[String]) {
+    let mut err = std::io::stderr().lock();
+    for warning in warnings {
+        let _ = writeln!(err, "warning: {warning}");
     }
 }
 

@@ -15,7 +15,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand};
 
 use super::{CliOverrides, EmbeddingProvider, SearchMode};
-use crate::wire::PdfBookRequest;
+use crate::wire::{BuildSiteRequest, ExportHtmlRequest, PdfBookRequest};
 
 /// Exit code of a usage error (`product.md` §4).
 const USAGE_EXIT: i32 = 2;
@@ -184,6 +184,24 @@ pub enum CliCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Export a Markdown file as one self-contained HTML file (like kb_export_html).
+    ExportHtml {
+        /// The Markdown file (relative to the working directory, inside the root).
+        #[arg(value_name = "FILE")]
+        file: String,
+        /// The HTML file to write (default: FILE with .html).
+        #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+        out: Option<String>,
+        /// Catalog configuration to use (for html.* and index titles).
+        #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+        catalog_config: Option<String>,
+    },
+    /// Combine the documents of the catalog's build settings into one HTML file (like kb_build_site).
+    BuildSite {
+        /// Catalog configuration to use.
+        #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+        catalog_config: Option<String>,
+    },
     /// Render a Markdown file as a PDF book (like kb_create_pdf_book).
     Pdf {
         /// Root-relative path of the Markdown file.
@@ -301,6 +319,16 @@ pub enum Command {
         external: bool,
         /// `--json`: print the `kb_links` structured result.
         json: bool,
+    },
+    /// `export-html`: paths as typed (relative to the working directory).
+    ExportHtml {
+        /// The `kb_export_html` request.
+        request: ExportHtmlRequest,
+    },
+    /// `build-site`: the `config` path as typed.
+    BuildSite {
+        /// The `kb_build_site` request.
+        request: BuildSiteRequest,
     },
     /// Export a file as a PDF book.
     Pdf {
@@ -516,6 +544,16 @@ impl Cli {
                 depth: value("--depth", depth)?.map(|v| positive_count("--depth", &v)).transpose()?,
                 external,
                 json,
+            },
+            Some(CliCommand::ExportHtml { file, out, catalog_config }) => Command::ExportHtml {
+                request: ExportHtmlRequest {
+                    file,
+                    out: value("--out", out)?,
+                    config: value("--catalog-config", catalog_config)?,
+                },
+            },
+            Some(CliCommand::BuildSite { catalog_config }) => Command::BuildSite {
+                request: BuildSiteRequest { config: value("--catalog-config", catalog_config)? },
             },
             Some(CliCommand::Pdf { path, out, page_format, style, profile, json }) => Command::Pdf {
                 request: PdfBookRequest {

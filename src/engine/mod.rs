@@ -13,6 +13,7 @@ mod assets;
 mod catalog;
 mod export;
 mod guides;
+mod html;
 mod links;
 mod mutate;
 mod search;

@@ -58,9 +58,7 @@ pub struct LinkRecord {
 /// Extracts the anchors and links of a parsed document.
 pub fn extract(text: &str, doc: &Document) -> DocLinks {
     let scan = scan_links(text);
-    let mut anchors = heading_slugs(scan.headings.iter().map(|h| h.text.as_str()));
-    anchors.extend(scan.headings.iter().filter_map(|h| h.id.clone()));
-    anchors.extend(scan.html_ids);
+    let anchors = anchors(&scan);
     let lines = LineIndex::new(text);
     let links = scan
         .links
@@ -74,6 +72,16 @@ pub fn extract(text: &str, doc: &Document) -> DocLinks {
         })
         .collect();
     DocLinks { anchors, links }
+}
+
+/// Fragments that lead into a scanned document: heading slugs ([`heading_slugs`]), explicit
+/// `{#id}` heading ids and HTML `id`/`name` attributes (also used by the HTML export, so both
+/// agree on which links are broken).
+pub fn anchors(scan: &crate::markdown::LinkScan) -> Vec<String> {
+    let mut anchors = heading_slugs(scan.headings.iter().map(|h| h.text.as_str()));
+    anchors.extend(scan.headings.iter().filter_map(|h| h.id.clone()));
+    anchors.extend(scan.html_ids.iter().cloned());
+    anchors
 }
 
 /// GitHub's heading ids in document order: [`slug`], then `-1`, `-2`, … for repeats (an empty

@@ -26,6 +26,7 @@ use crate::wire::{
     AssetFileInfo, AssetPathRequest, BinaryReply, DeleteImageResponse, ListImagesRequest, ListImagesResponse,
     MoveImageRequest, MoveImageResponse, SaveImageRequest, SaveImageResponse,
 };
+use crate::wire::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};
 use crate::wire::{
     CatalogText, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest, UpdateIndexRequest,
     UpdateIndexResponse,
@@ -205,6 +206,16 @@ fn input_schema<Req: JsonSchema>(arguments: Arguments) -> Value {
 /// Every tool, sorted by name. Handlers are one call into the engine.
 fn table() -> Vec<ToolEntry> {
     vec![
+        Tool::<BuildSiteRequest, BuildSiteResponse> {
+            name: "kb_build_site",
+            group: ToolGroup::Export,
+            arguments: Arguments::Flat,
+            hints: Hints::DESTRUCTIVE,
+            description: "Combine the documents listed by the catalog's build settings into one navigable, self-contained HTML \
+file; broken references are returned as warnings. Requires knowledgeBase.allowWrites.",
+            handler: |cx, r| cx.engine.build_site(r),
+        }
+        .entry(),
         Tool::<CheckRequest, CheckResponse> {
             name: "kb_check",
             group: ToolGroup::Catalog,
@@ -282,6 +293,16 @@ anchor is CONFLICT. Rows by rowIndex or where {column|columnIndex, equals}; colu
 are literal text by default (escaped for you); valueFormat \"markdown\" writes inline Markdown verbatim. Cells cannot hold \
 line breaks. Returns the table's new pointer for the next edit. Needs knowledgeBase.allowWrites.",
             handler: |cx, r| cx.engine.edit_table(r),
+        }
+        .entry(),
+        Tool::<ExportHtmlRequest, ExportHtmlResponse> {
+            name: "kb_export_html",
+            group: ToolGroup::Export,
+            arguments: Arguments::Flat,
+            hints: Hints::DESTRUCTIVE,
+            description: "Export one Markdown file to a single self-contained HTML file (styles and images embedded, no external \
+requests). Requires knowledgeBase.allowWrites.",
+            handler: |cx, r| cx.engine.export_html(r),
         }
         .entry(),
         Tool::<FindDocsRequest, CatalogText> {

@@ -19,6 +19,7 @@
 mod assets;
 mod catalog;
 mod export;
+mod html;
 mod links;
 mod table;
 
@@ -37,6 +38,7 @@ pub use catalog::{
     UpdateIndexRequest, UpdateIndexResponse,
 };
 pub use export::{PdfBookRequest, PdfBookResponse};
+pub use html::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};
 pub use links::{LinkDirection, LinkEdge, LinksRequest, LinksResponse, ReadGuideRequest, TextBlocks};
 pub use table::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
 

@@ -33,6 +33,8 @@ const LAYERS: &[(&str, &str, May)] = &[
     // Image formats, the HTTPS downloader; file access through `workspace`.
     ("L3", "assets", Only(&["workspace", "error", "text"])),
     ("L3", "export", Only(&["workspace", "markdown", "text", "error", "wire"])),
+    // Markdown to self-contained HTML; files through the engine's `html::Files`.
+    ("L3", "html", Only(&["markdown", "links", "catalog", "text", "error"])),
     ("L4", "engine", EverythingBelow),
     ("L6", "mcp", Only(&["engine", "wire", "config", "error", "text"])),
     ("L6", "cli", Only(&["engine", "wire", "config", "mcp", "error"])),

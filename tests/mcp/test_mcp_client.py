@@ -24,10 +24,12 @@ READ_ONLY = {"kb_links", "kb_list_files", "kb_outline", "kb_read", "kb_read_guid
              "kb_list_images", "kb_load_image", "kb_download_file", "kb_find_docs", "kb_list_tags", "kb_check"}
 ALL_TOOLS = sorted(READ_ONLY | {"kb_reindex", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete",
                                 "kb_save_image", "kb_delete_image", "kb_move_image", "kb_create_pdf_book",
-                                "kb_update_index"})
-DESTRUCTIVE = {"kb_patch", "kb_delete", "kb_delete_image", "kb_create_pdf_book", "kb_update_index"}
+                                "kb_update_index", "kb_export_html", "kb_build_site"})
+DESTRUCTIVE = {"kb_patch", "kb_delete", "kb_delete_image", "kb_create_pdf_book", "kb_update_index", "kb_export_html",
+               "kb_build_site"}
 FLAT = {"kb_status", "kb_edit_table", "kb_read_guide", "kb_save_image", "kb_list_images", "kb_load_image",
-        "kb_delete_image", "kb_download_file", "kb_find_docs", "kb_list_tags", "kb_update_index", "kb_check"}
+        "kb_delete_image", "kb_download_file", "kb_find_docs", "kb_list_tags", "kb_update_index", "kb_check",
+        "kb_export_html", "kb_build_site"}
 # Tools that answer with text blocks and publish no outputSchema: plain text (kb_read_guide), or
 # the catalog's Markdown-or-JSON answers (structuredContent only with format json).
 TEXT_ONLY = {"kb_read_guide", "kb_find_docs", "kb_list_tags"}
