@@ -16,7 +16,7 @@ use super::docs::DocInfo;
 use super::index::{Index, Resolved, Vocabulary, close_names, inverse, quoted_list};
 use super::{Language, norm};
 use crate::error::{Error, Result};
-use crate::links::{Target, resolve};
+use crate::links::{Target, html_stem, resolve};
 
 /// The fields `include`/`exclude` may name, in the order of `omitted`.
 pub const OPTIONAL_FIELDS: [&str; 4] = ["path", "aliases", "related", "referenced_by"];
@@ -170,18 +170,6 @@ impl Relations {
     /// The first document with this ID.
     pub fn find(&self, id: &str) -> Option<usize> {
         self.by_id.get(id).copied()
-    }
-}
-
-/// `x.html`/`x.htm` → `x`.
-fn html_stem(path: &str) -> Option<&str> {
-    let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".html") {
-        Some(&path[..path.len() - 5])
-    } else if lower.ends_with(".htm") {
-        Some(&path[..path.len() - 4])
-    } else {
-        None
     }
 }
 

@@ -5,7 +5,9 @@
 //! source positions. Raw HTML is shown as a browser would show its text: comments hidden, tags
 //! dropped, `<img src>` as an image, `<br>` as a line break; footnote syntax is left as text.
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+
+use crate::markdown::heading_level;
 
 /// A run of inline text with one look.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -486,17 +488,6 @@ impl Builder {
             }
         }
         Book { title: self.title, blocks }
-    }
-}
-
-fn heading_level(level: HeadingLevel) -> u8 {
-    match level {
-        HeadingLevel::H1 => 1,
-        HeadingLevel::H2 => 2,
-        HeadingLevel::H3 => 3,
-        HeadingLevel::H4 => 4,
-        HeadingLevel::H5 => 5,
-        HeadingLevel::H6 => 6,
     }
 }
 

@@ -9,15 +9,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 use base64::Engine as _;
-use pulldown_cmark::{
-    Alignment, BlockQuoteKind, CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd,
-};
+use pulldown_cmark::{Alignment, BlockQuoteKind, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 use super::sanitize::{self, Policy, Token};
 use super::text::{Warning, encode_url, escape_attr, escape_text, relative};
 use super::{Files, ImageProblem, Settings, highlight, is_cjk};
 use crate::links::{self, Target};
-use crate::markdown::scan_links;
+use crate::markdown::{heading_level, scan_links};
 use crate::text::LineIndex;
 
 /// The Markdown dialect of the export: CommonMark + GFM tables, strikethrough, task lists,
@@ -79,7 +77,7 @@ pub fn analyze(text: &str) -> Analysis {
             }
             Event::Text(_) if metadata => {}
             Event::Start(Tag::Heading { level, id, .. }) => {
-                current = Some((level_number(level), String::new(), id.map(|i| i.to_string())));
+                current = Some((heading_level(level), String::new(), id.map(|i| i.to_string())));
             }
             Event::End(TagEnd::Heading(_)) => raw.extend(current.take()),
             Event::Text(t) | Event::Code(t) => {
@@ -105,17 +103,6 @@ pub fn analyze(text: &str) -> Analysis {
         .collect();
     anchors.extend(headings.iter().map(|h| h.id.clone()));
     Analysis { headings, front_title, anchors }
-}
-
-fn level_number(level: HeadingLevel) -> u8 {
-    match level {
-        HeadingLevel::H1 => 1,
-        HeadingLevel::H2 => 2,
-        HeadingLevel::H3 => 3,
-        HeadingLevel::H4 => 4,
-        HeadingLevel::H5 => 5,
-        HeadingLevel::H6 => 6,
-    }
 }
 
 /// A document of a site, as links into it see it.
@@ -386,7 +373,7 @@ impl Renderer<'_, '_> {
         match tag {
             Tag::Paragraph => self.out.push_str("<p>"),
             Tag::Heading { level, classes, .. } => {
-                let n = level_number(*level);
+                let n = heading_level(*level);
                 let id = self.doc.analysis.headings.get(self.next_heading).map(|h| h.id.clone());
                 self.next_heading += 1;
                 self.out.push_str(&format!("<h{n}"));
@@ -508,7 +495,7 @@ impl Renderer<'_, '_> {
             }
             TagEnd::Heading(level) => {
                 self.skipping = None;
-                let n = level_number(level);
+                let n = heading_level(level);
                 if let Some(h) = self.doc.analysis.headings.get(self.next_heading.wrapping_sub(1)) {
                     let id = self.page_id(&h.id);
                     self.out.push_str(&format!(

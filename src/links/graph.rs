@@ -308,7 +308,7 @@ fn md_sibling(docs: &BTreeMap<String, DocLinks>, path: String) -> String {
 }
 
 /// `x` for `x.html` / `x.htm` (ASCII case-insensitive).
-fn html_stem(path: &str) -> Option<&str> {
+pub fn html_stem(path: &str) -> Option<&str> {
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".html") {
         Some(&path[..path.len() - 5])

@@ -20,7 +20,7 @@ mod resolve;
 
 use serde::{Deserialize, Serialize};
 
-pub use graph::{Direction, Edge, LinkGraph, LinkIndex, Reason};
+pub use graph::{Direction, Edge, LinkGraph, LinkIndex, Reason, html_stem};
 pub use resolve::{Target, resolve, slug};
 
 use crate::markdown::{Document, ElementKind, scan_links};

@@ -148,7 +148,8 @@ fn is_reference(t: LinkType) -> bool {
     matches!(t, LinkType::Reference | LinkType::Collapsed | LinkType::Shortcut)
 }
 
-fn heading_level(level: HeadingLevel) -> u8 {
+/// A heading's level as a number (1–6).
+pub fn heading_level(level: HeadingLevel) -> u8 {
     match level {
         HeadingLevel::H1 => 1,
         HeadingLevel::H2 => 2,

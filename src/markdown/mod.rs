@@ -24,7 +24,7 @@ mod read;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
-pub use links::{LinkScan, RawLink, RawLinkKind, ScannedHeading, prose_text, scan_links};
+pub use links::{LinkScan, RawLink, RawLinkKind, ScannedHeading, heading_level, prose_text, scan_links};
 pub use outline::{OutlineNode, outline};
 pub(crate) use parse::{is_inline_tag, is_inline_tag_end};
 pub use pointer::{Anchor, FINGERPRINT_MESSAGE, LogicalPointer};

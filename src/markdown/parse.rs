@@ -237,7 +237,8 @@ impl Walker<'_> {
     fn push_element(&mut self, kind: ElementKind, pointer: String, range: Range<usize>) -> usize {
         // A list item's text is its own segments, known only in `finish`; copying its physical
         // range here would hold every nested subtree at once (cubic memory for deep nesting).
-        let text = if kind == ElementKind::ListItem { String::new() } else { self.text[range.clone()].to_owned() };
+        let text =
+            if kind == ElementKind::ListItem { String::new() } else { self.text[range.clone()].to_owned() };
         self.elements.push(Element {
             pointer: LogicalPointer::from_parser(pointer),
             kind,

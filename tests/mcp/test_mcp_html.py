@@ -17,62 +17,12 @@ from pathlib import Path
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from test_mcp_catalog import INDEX_F1
 from test_mcp_client import body, error, params, project, run
 
-# `catalog.md` §4.2, with its comment line.
-INDEX = """# 文書の索引。kb_update_index でも書き換える。
-version: 1
-docs:
-  - id: arch
-    path: 設計/arch.md
-    title: アーキテクチャ
-    aliases: [全体構成, architecture]
-    description: 全体の構成と依存の向き
-    tags: [{name: 設計, main: true}, MCP]
-    related:
-      - to: api
-        type: requires
-        when: API を変えるとき
-  - id: api
-    path: guide/api.md
-    title: API リファレンス
-    description: MCP のツールの一覧
-    tags: [topic:mcp, 設計]
-    related:
-      - to: api-en
-        type: change_together
-        when: 英訳を同じ変更で直す
-        paths: [../src/tools/**]
-  - id: api-en
-    path: guide/api.en.md
-    title: API reference (English)
-    tags: [{name: topic:mcp, main: true}]
-    related:
-      - to: api
-        type: change_together
-        when: 和文を同じ変更で直す
-      - arch                   # string form: a relation without type and when
-  - id: notes
-    path: notes.md
-    title: 開発メモ
-    tags: [旧タグ]
-terms:
-  - id: pointer
-    term: ポインター
-    aliases: [pointer, セマンティックポインター]
-    definition: Markdown の要素を指す論理アドレス。
-    see: [api]
-tags:
-  - name: 設計
-    group: kind
-    description: "含める: 構成と方針。含めない: 手順。例: arch"
-  - name: topic:mcp
-    group: topic
-    description: "含める: MCP のツール。含めない: Claude Code の設定。例: find_docs"
-    aliases: [MCP]
-  - name: 旧タグ
-    deprecated: 設計
-"""
+# `catalog.md` §4.2, with its comment line (the catalog tests' fixture F1).
+INDEX = INDEX_F1
+
 
 def _png():
     """A valid 1×1 PNG (one green pixel)."""
