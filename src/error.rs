@@ -130,6 +130,9 @@ pub enum ErrorDetail {
     /// Another process (or another handle in this one) holds the index writer lock; waiting and
     /// retrying can succeed. Set by [`crate::workspace::LockFile::try_acquire`].
     WriterBusy,
+    /// A derived index file is damaged or unreadable (truncated, garbage, written by another
+    /// version); rebuilding it from what it is derived from repairs it.
+    IndexDamaged,
 }
 
 /// A failure with a code and a one-sentence, actionable message.

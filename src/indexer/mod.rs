@@ -35,7 +35,7 @@ pub use watch::{FileWatcher, QUIET_PERIOD, watch};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk, embedding_text_hash};
 use crate::config::EmbeddingConfig;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, ErrorDetail, Result};
 use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter};
 use crate::links::{DocLinks, LINKS_VERSION, LinkGraph};
 use crate::markdown::Document;
@@ -135,6 +135,23 @@ pub struct Indexer {
     _lock: WriterLock,
 }
 
+/// Opens the lexical index and its writer; a damaged one (truncated or missing segment files,
+/// garbage metadata) is recreated empty, and [`Indexer::repair`] then refills it from the store:
+/// it is derived data, and we hold the writer lock, so nobody else is writing it.
+fn open_lexical(dir: &std::path::Path) -> Result<(LexicalIndex, LexicalWriter)> {
+    let opened = LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w)));
+    match opened {
+        Err(e) if e.is(ErrorDetail::IndexDamaged) => {
+            let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
+            tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the store");
+            let lexical = LexicalIndex::recreate(dir)?;
+            let writer = lexical.writer(WRITER_HEAP_BYTES)?;
+            Ok((lexical, writer))
+        }
+        other => other,
+    }
+}
+
 impl Indexer {
     /// Takes the writer lock, opens both stores and repairs an interrupted commit. With
     /// `embedding` (embeddings on), vectors are kept up to date after every commit.
@@ -148,8 +165,7 @@ impl Indexer {
         let lock = WriterLock::acquire(layout)?;
         let vectors = embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout));
         let store = Store::open(&layout.store_path())?;
-        let lexical = LexicalIndex::open_or_create(&layout.lexical_dir())?;
-        let writer = lexical.writer(WRITER_HEAP_BYTES)?;
+        let (lexical, writer) = open_lexical(&layout.lexical_dir())?;
         let generation = store.generation()?;
         let mut vectors = vectors;
         if let Some(v) = vectors.as_mut() {
@@ -179,8 +195,9 @@ impl Indexer {
     }
 
     fn repair(&mut self) -> Result<()> {
-        let lexical_generation = self.lexical.generation().unwrap_or(0);
-        if lexical_generation == self.generation {
+        // `None`: the lexical index never committed (new, or recreated after damage).
+        let lexical_generation = self.lexical.generation();
+        if lexical_generation.unwrap_or(0) == self.generation {
             if self.layout.links_generation() != Some(self.generation) || !self.layout.links_path().is_file()
             {
                 tracing::warn!("the link graph snapshot is missing or behind; rewriting it from the store");
@@ -189,7 +206,7 @@ impl Indexer {
             }
             return Ok(());
         }
-        let paths: Vec<String> = if lexical_generation + 1 == self.generation {
+        let paths: Vec<String> = if lexical_generation.is_some_and(|g| g + 1 == self.generation) {
             tracing::warn!(
                 "the last index commit was interrupted; replaying {} paths",
                 self.store.last_batch()?.len()
@@ -197,7 +214,8 @@ impl Indexer {
             self.store.last_batch()?
         } else {
             tracing::warn!(
-                "lexical index generation {lexical_generation} does not match store generation {}; rebuilding it from the store",
+                "lexical index generation {} does not match store generation {}; rebuilding it from the store",
+                lexical_generation.unwrap_or(0),
                 self.generation
             );
             self.writer.delete_all()?;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tantivy::collector::Count;
 use tantivy::directory::MmapDirectory;
-use tantivy::directory::error::LockError;
+use tantivy::directory::error::{LockError, OpenReadError};
 use tantivy::query::{AllQuery, BooleanQuery, EnableScoring, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
@@ -40,8 +40,7 @@ const MAX_HEAP_PER_THREAD: usize = (u32::MAX as usize) - 2_000_000;
 const SECOND_TIER_POOL: usize = 50;
 
 const LOCKED: &str = "Another process is indexing this project; wait for it or stop it.";
-const DAMAGED: &str =
-    "The lexical index is damaged or was written by another version; run `reindex --force` to rebuild it.";
+const DAMAGED: &str = "The lexical index is damaged or was written by another version; run `reindex` to rebuild it from the index records.";
 
 thread_local! {
     /// Per-thread analyzer for queries and snippets (the dictionary itself is shared).
@@ -57,14 +56,33 @@ fn with_analyzer<T>(f: impl FnOnce(&mut Analyzer) -> T) -> T {
 }
 
 /// Maps a tantivy error to the crate error; `doing` says what was being done.
+/// Whether `err` says the index files are damaged (truncated, missing, garbage, another format)
+/// rather than busy or unreachable.
+fn is_damage(err: &TantivyError) -> bool {
+    match err {
+        TantivyError::DataCorruption(_)
+        | TantivyError::IncompatibleIndex(_)
+        | TantivyError::SchemaError(_) => true,
+        TantivyError::OpenReadError(e) => match e {
+            OpenReadError::FileDoesNotExist(_) | OpenReadError::IncompatibleIndex(_) => true,
+            OpenReadError::IoError { io_error, .. } => {
+                matches!(io_error.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof)
+            }
+        },
+        _ => false,
+    }
+}
+
 fn map_err(doing: &str, err: TantivyError) -> Error {
+    if is_damage(&err) {
+        return Error::index_not_ready(DAMAGED)
+            .with_detail(crate::error::ErrorDetail::IndexDamaged)
+            .with_source(err);
+    }
     match err {
         TantivyError::LockFailure(LockError::LockBusy, _) => {
             Error::index_not_ready(LOCKED).with_detail(crate::error::ErrorDetail::WriterBusy)
         }
-        TantivyError::DataCorruption(_)
-        | TantivyError::IncompatibleIndex(_)
-        | TantivyError::SchemaError(_) => Error::index_not_ready(DAMAGED),
         TantivyError::IoError(e) => Error::io("the lexical index", &e),
         TantivyError::OpenDirectoryError(e) => Error::internal(format!("{doing} failed: {e}.")),
         other => Error::internal(format!("{doing} failed: {other}.")),

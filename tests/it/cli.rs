@@ -214,3 +214,51 @@ fn read_and_outline_print_the_source() {
     assert_eq!(outline["path"], "kyoto.md");
     assert!(outline["headings"][0]["pointer"].as_str().unwrap().starts_with("1~"));
 }
+
+/// Damaged lexical files (truncated segments, garbage metadata, missing segment files): search
+/// says so in one sentence of ours, and the next `reindex` rebuilds the lexical index from the
+/// store without re-reading the Markdown, with the same results as before.
+#[test]
+fn a_damaged_lexical_index_is_reported_and_rebuilt_by_the_next_reindex() {
+    let project = Project::from_fixture("ja");
+    project.ok(&["reindex"]);
+    let before = project.search_paths("京都");
+    assert!(!before.is_empty());
+    let lexical = project.root().join(".local-vector-search-mcp/lexical");
+    type Damage = fn(&std::path::Path);
+    let damages: [(&str, Damage); 3] = [
+        ("truncated term and index files", |p| {
+            if p.extension().is_some_and(|e| e == "term" || e == "idx") {
+                std::fs::OpenOptions::new().write(true).open(p).unwrap().set_len(10).unwrap();
+            }
+        }),
+        ("garbage meta.json", |p| {
+            if p.file_name().is_some_and(|n| n == "meta.json") {
+                std::fs::write(p, "{ not json").unwrap();
+            }
+        }),
+        ("deleted store files", |p| {
+            if p.extension().is_some_and(|e| e == "store") {
+                std::fs::remove_file(p).unwrap();
+            }
+        }),
+    ];
+    for (what, damage) in damages {
+        for entry in std::fs::read_dir(&lexical).unwrap() {
+            damage(&entry.unwrap().path());
+        }
+        let out = project.run(&["search", "京都", "--mode", "lexical"]);
+        assert_eq!(out.status.code(), Some(1), "{what}: search succeeded on a damaged index");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("The lexical index is damaged"), "{what}: {err}");
+        assert!(!err.contains("tantivy"), "{what}: the library's own message leaked: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{what}: {err}");
+
+        let summary = project.ok(&["reindex"]);
+        assert!(
+            summary.starts_with("indexed 0 file(s)"),
+            "{what}: the rebuild re-indexed Markdown: {summary}"
+        );
+        assert_eq!(project.search_paths("京都"), before, "{what}");
+    }
+}
