@@ -135,6 +135,24 @@ pub struct Indexer {
     _lock: WriterLock,
 }
 
+/// Opens the store; a damaged one is moved aside as `meta.redb.damaged` (one copy, replaced each
+/// time, for a bug report) and recreated empty, so the next run re-indexes the Markdown and the
+/// lexical index is emptied by [`Indexer::repair`] (its generation no longer matches).
+fn open_store(path: &std::path::Path) -> Result<Store> {
+    match Store::open(path) {
+        Err(e) if e.is(ErrorDetail::IndexDamaged) => {
+            let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
+            tracing::warn!(
+                "the index store is damaged ({cause}); starting a new one, the Markdown is indexed again"
+            );
+            let aside = path.with_extension("redb.damaged");
+            std::fs::rename(path, &aside).map_err(|e| Error::io("the damaged index store", &e))?;
+            Store::open(path)
+        }
+        other => other,
+    }
+}
+
 /// Opens the lexical index and its writer; a damaged one (truncated or missing segment files,
 /// garbage metadata) is recreated empty, and [`Indexer::repair`] then refills it from the store:
 /// it is derived data, and we hold the writer lock, so nobody else is writing it.
@@ -164,7 +182,7 @@ impl Indexer {
     ) -> Result<Self> {
         let lock = WriterLock::acquire(layout)?;
         let vectors = embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout));
-        let store = Store::open(&layout.store_path())?;
+        let store = open_store(&layout.store_path())?;
         let (lexical, writer) = open_lexical(&layout.lexical_dir())?;
         let generation = store.generation()?;
         let mut vectors = vectors;
@@ -203,6 +221,10 @@ impl Indexer {
                 tracing::warn!("the link graph snapshot is missing or behind; rewriting it from the store");
                 self.links = None;
                 self.write_links(&[])?;
+            }
+            if Snapshot::read(&self.layout).map(|s| s.generation) != Some(self.generation) {
+                tracing::warn!("status.json is missing, unreadable or behind; rewriting it from the store");
+                self.write_snapshot()?;
             }
             return Ok(());
         }

@@ -32,6 +32,16 @@ fn db_err(e: impl std::fmt::Display) -> Error {
     ))
 }
 
+/// The store file is not a readable redb database of this format (truncated, garbage, another
+/// version): it is derived data, so the writer replaces it ([`crate::error::ErrorDetail::IndexDamaged`]).
+fn damaged(e: redb::DatabaseError) -> Error {
+    Error::index_not_ready(
+        "The index store is damaged or was written by another version; run `reindex` to rebuild it.",
+    )
+    .with_detail(crate::error::ErrorDetail::IndexDamaged)
+    .with_source(e)
+}
+
 /// An open store.
 pub struct Store {
     db: Database,
@@ -43,6 +53,16 @@ impl Store {
         let db = Database::create(path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => {
                 Error::internal("The index store is open in another process; wait for its reindex to finish.")
+            }
+            redb::DatabaseError::UpgradeRequired(_)
+            | redb::DatabaseError::Storage(redb::StorageError::Corrupted(_)) => damaged(e),
+            redb::DatabaseError::Storage(redb::StorageError::Io(io))
+                if matches!(
+                    io.kind(),
+                    std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof
+                ) =>
+            {
+                damaged(redb::DatabaseError::Storage(redb::StorageError::Io(io)))
             }
             other => db_err(other),
         })?;

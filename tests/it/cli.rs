@@ -262,3 +262,40 @@ fn a_damaged_lexical_index_is_reported_and_rebuilt_by_the_next_reindex() {
         assert_eq!(project.search_paths("京都"), before, "{what}");
     }
 }
+
+/// A damaged store (`meta.redb` truncated or garbage) or status file: `reindex` says what it
+/// found, starts over from the Markdown (the store is derived) and search agrees with the files.
+#[test]
+fn a_damaged_store_or_status_file_is_rebuilt_by_the_next_reindex() {
+    let project = Project::from_fixture("ja");
+    project.ok(&["reindex"]);
+    let before = project.search_paths("京都");
+    assert!(!before.is_empty());
+    let dir = project.root().join(".local-vector-search-mcp");
+    let store = dir.join("meta.redb");
+    let good = std::fs::read(&store).unwrap();
+    let files = crate::support::markdown_files(project.root()).len();
+    let damages: [(&str, std::path::PathBuf, Vec<u8>); 3] = [
+        ("truncated meta.redb", store.clone(), good[..good.len().min(5000)].to_vec()),
+        (
+            "garbage meta.redb",
+            store.clone(),
+            (0..100_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect(),
+        ),
+        ("garbage status.json", dir.join("status.json"), b"{ not json".to_vec()),
+    ];
+    for (what, path, bytes) in damages {
+        std::fs::write(&path, bytes).unwrap();
+        let out = project.run(&["reindex"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{what}: reindex failed: {stderr}");
+        let summary = String::from_utf8_lossy(&out.stdout);
+        if what.contains("meta.redb") {
+            assert!(stderr.contains("the index store is damaged"), "{what}: not reported: {stderr}");
+            assert!(summary.starts_with(&format!("indexed {files} file(s)")), "{what}: {summary}");
+        } else {
+            assert!(stderr.contains("status.json"), "{what}: not reported: {stderr}");
+        }
+        assert_eq!(project.search_paths("京都"), before, "{what}");
+    }
+}
