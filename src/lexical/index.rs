@@ -39,6 +39,10 @@ const MAX_HEAP_PER_THREAD: usize = (u32::MAX as usize) - 2_000_000;
 /// Second-tier candidates re-ranked by the number of clauses they match.
 const SECOND_TIER_POOL: usize = 50;
 
+/// Chunk text reaches the analyzer in pieces of at most this many bytes (values of one field), so
+/// one huge paragraph costs bounded analyzer memory: whole, a 31 MB single-line chunk took 577 MB.
+const TEXT_PIECE_BYTES: usize = 64 * 1024;
+
 const LOCKED: &str = "Another process is indexing this project; wait for it or stop it.";
 const DAMAGED: &str = "The lexical index is damaged or was written by another version; run `reindex` to rebuild it from the index records.";
 
@@ -97,6 +101,48 @@ struct Fields {
     heading_path: Field,
     anchor: Field,
     source_hash: Field,
+}
+
+/// `text` in consecutive pieces of at most `max` bytes (a piece is longer only when one character
+/// is), cut after the last line break, else the last space or `。`, of the second half of a
+/// piece, else at a character boundary. The pieces concatenate to `text`.
+pub(crate) fn text_pieces(text: &str, max: usize) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        if rest.len() <= max {
+            return Some(std::mem::take(&mut rest));
+        }
+        let floor = |mut i: usize| {
+            while !rest.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        };
+        let mut cut = floor(max);
+        if cut == 0 {
+            cut = rest.chars().next().map_or(rest.len(), char::len_utf8);
+        }
+        let lo = floor(max / 2).min(cut);
+        let window = &rest[lo..cut];
+        let after = |i: usize| lo + i + window[i..].chars().next().map_or(0, char::len_utf8);
+        let cut = window.rfind('\n').or_else(|| window.rfind([' ', '\t', '。'])).map_or(cut, after);
+        let (piece, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(piece)
+    })
+}
+
+/// The stored text of a hit (all its pieces; borrowed when there is one).
+fn stored_text(doc: &TantivyDocument, field: Field) -> std::borrow::Cow<'_, str> {
+    let mut values = doc.get_all(field).filter_map(|v| v.as_str());
+    match (values.next(), values.next()) {
+        (None, _) => "".into(),
+        (Some(one), None) => one.into(),
+        (Some(first), Some(second)) => [first, second].into_iter().chain(values).collect::<String>().into(),
+    }
 }
 
 fn schema() -> (Schema, Fields) {
@@ -258,7 +304,7 @@ impl LexicalIndex {
             anchor: get(self.fields.anchor).to_string(),
             source_hash: get(self.fields.source_hash).to_string(),
             score,
-            snippet: with_analyzer(|a| snippet(get(self.fields.text), &plan.terms, a)),
+            snippet: with_analyzer(|a| snippet(&stored_text(doc, self.fields.text), &plan.terms, a)),
         }
     }
 
@@ -420,7 +466,9 @@ impl LexicalWriter {
         let mut d = TantivyDocument::new();
         d.add_u64(self.fields.chunk_id, doc.chunk_id);
         d.add_text(self.fields.path, &doc.path);
-        d.add_text(self.fields.text, &doc.text);
+        for piece in text_pieces(&doc.text, TEXT_PIECE_BYTES) {
+            d.add_text(self.fields.text, piece);
+        }
         d.add_text(self.fields.heading_path, &doc.heading_path);
         d.add_text(self.fields.anchor, &doc.anchor);
         d.add_text(self.fields.source_hash, &doc.source_hash);
