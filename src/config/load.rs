@@ -7,8 +7,8 @@ use super::file::{self, FileConfig, Setting, StringList};
 use super::{
     ChunkingConfig, CliOverrides, Config, DEFAULT_EMBEDDING_API_KEY, DEFAULT_EMBEDDING_ENDPOINT,
     DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_SERVER_NAME, EmbeddingConfig, EmbeddingProvider,
-    KnowledgeBaseConfig, Loaded, PROJECT_DIR_ENV, ProjectRootSource, STORAGE_DIR_NAME, SearchConfig,
-    SearchMode, ServerConfig, StorageConfig, ToolGroup, ToolSelector, ToolsConfig,
+    InputTypes, KnowledgeBaseConfig, Loaded, PROJECT_DIR_ENV, ProjectRootSource, STORAGE_DIR_NAME,
+    SearchConfig, SearchMode, ServerConfig, StorageConfig, ToolGroup, ToolSelector, ToolsConfig,
 };
 use crate::error::{Error, Result};
 
@@ -222,6 +222,19 @@ fn build(
     if provider == EmbeddingProvider::OpenAiCompatible {
         check_endpoint(&endpoint, allow_remote_endpoint)?;
     }
+    let input_type = match embedding.input_type {
+        None => None,
+        Some(t) => match (t.query, t.document) {
+            (Some(query), Some(document)) if !query.trim().is_empty() && !document.trim().is_empty() => {
+                Some(InputTypes { query, document })
+            }
+            _ => {
+                return Err(Error::invalid_argument(
+                    "embedding.inputType needs both query and document (e.g. query: query, document: passage).",
+                ));
+            }
+        },
+    };
 
     // chunking
     let chunk_defaults = ChunkingConfig::default();
@@ -263,6 +276,24 @@ fn build(
         )?,
         max_results: count("search.maxResults", search.max_results, search_defaults.max_results)?,
         rrf_k: count("search.rrfK", search.rrf_k, search_defaults.rrf_k)?,
+        lexical_weight: non_negative(
+            "search.lexicalWeight",
+            search.lexical_weight,
+            search_defaults.lexical_weight,
+        )?,
+        semantic_floor: non_negative(
+            "search.semanticFloor",
+            search.semantic_floor,
+            search_defaults.semantic_floor,
+        )?,
+        semantic_min_similarity: match search.semantic_min_similarity {
+            Some(v) if !(-1.0..=1.0).contains(&v) => {
+                return Err(Error::invalid_argument(
+                    "search.semanticMinSimilarity must be a cosine similarity between -1 and 1.",
+                ));
+            }
+            v => v,
+        },
     };
 
     // tools
@@ -300,6 +331,9 @@ fn build(
             batch_size,
             allow_remote_endpoint,
             timeout_seconds,
+            query_prefix: embedding.query_prefix.unwrap_or_default(),
+            document_prefix: embedding.document_prefix.unwrap_or_default(),
+            input_type,
         },
         chunking,
         search,
@@ -342,6 +376,15 @@ fn count<T: TryFrom<i64>>(key: &str, value: Option<i64>, default: T) -> Result<T
     match value {
         None => Ok(default),
         Some(n) => positive(key, n),
+    }
+}
+
+/// A finite number ≥ 0, or `<key> must be a number of 0 or more.`.
+fn non_negative(key: &str, value: Option<f64>, default: f64) -> Result<f64> {
+    match value {
+        None => Ok(default),
+        Some(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Some(_) => Err(Error::invalid_argument(format!("{key} must be a number of 0 or more."))),
     }
 }
 

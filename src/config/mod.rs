@@ -284,6 +284,24 @@ pub struct EmbeddingConfig {
     pub allow_remote_endpoint: bool,
     /// `embedding.timeoutSeconds`: HTTP timeout of one embedding call (default 120).
     pub timeout_seconds: u64,
+    /// `embedding.queryPrefix`: prepended to every query before it is embedded (default none;
+    /// e5 models want `query: `). Part of the vector manifest.
+    pub query_prefix: String,
+    /// `embedding.documentPrefix`: prepended to every chunk's embedding text (default none;
+    /// e5 models want `passage: `). Part of the vector manifest.
+    pub document_prefix: String,
+    /// `embedding.inputType`: an `input_type` field sent with queries and with documents, for
+    /// servers that pick the modality from it (default: not sent). Part of the vector manifest.
+    pub input_type: Option<InputTypes>,
+}
+
+/// `embedding.inputType`: the `input_type` values sent with queries and with documents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputTypes {
+    /// `embedding.inputType.query` (e.g. `query`, `search_query`).
+    pub query: String,
+    /// `embedding.inputType.document` (e.g. `passage`, `document`, `search_document`).
+    pub document: String,
 }
 
 impl EmbeddingConfig {
@@ -309,6 +327,9 @@ impl Default for EmbeddingConfig {
             batch_size: 16,
             allow_remote_endpoint: false,
             timeout_seconds: 120,
+            query_prefix: String::new(),
+            document_prefix: String::new(),
+            input_type: None,
         }
     }
 }
@@ -324,6 +345,9 @@ impl fmt::Debug for EmbeddingConfig {
             .field("batch_size", &self.batch_size)
             .field("allow_remote_endpoint", &self.allow_remote_endpoint)
             .field("timeout_seconds", &self.timeout_seconds)
+            .field("query_prefix", &self.query_prefix)
+            .field("document_prefix", &self.document_prefix)
+            .field("input_type", &self.input_type)
             .finish()
     }
 }
@@ -354,7 +378,7 @@ impl Default for ChunkingConfig {
 }
 
 /// `search`: defaults and pool sizes of `kb_search` (`contract.md` §8).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SearchConfig {
     /// `search.defaultMode` / `--search-mode` (default `hybrid`).
     pub default_mode: SearchMode,
@@ -366,7 +390,22 @@ pub struct SearchConfig {
     pub max_results: usize,
     /// `search.rrfK`: the Reciprocal Rank Fusion constant (default 60).
     pub rrf_k: u32,
+    /// `search.lexicalWeight`: the lexical list's weight in the fusion; the vector list's is 1
+    /// (default [`DEFAULT_LEXICAL_WEIGHT`], see `docs/design/retrieval.md`).
+    pub lexical_weight: f64,
+    /// `search.semanticFloor`: vector candidates whose cosine similarity is more than this
+    /// below the best vector candidate's are dropped (default [`DEFAULT_SEMANTIC_FLOOR`];
+    /// 0 disables). Model-dependent.
+    pub semantic_floor: f64,
+    /// `search.semanticMinSimilarity`: vector candidates below this cosine similarity are
+    /// dropped (default none). Model-dependent.
+    pub semantic_min_similarity: Option<f64>,
 }
+
+/// The default `search.lexicalWeight`.
+pub const DEFAULT_LEXICAL_WEIGHT: f64 = 2.0;
+/// The default `search.semanticFloor`.
+pub const DEFAULT_SEMANTIC_FLOOR: f64 = 0.04;
 
 impl Default for SearchConfig {
     fn default() -> Self {
@@ -376,6 +415,9 @@ impl Default for SearchConfig {
             lexical_candidate_pool_size: 50,
             max_results: 10,
             rrf_k: 60,
+            lexical_weight: DEFAULT_LEXICAL_WEIGHT,
+            semantic_floor: DEFAULT_SEMANTIC_FLOOR,
+            semantic_min_similarity: None,
         }
     }
 }

@@ -825,3 +825,42 @@ fn debug_output_never_shows_the_api_key() {
         assert!(shown.contains("<redacted>"), "{shown}");
     }
 }
+
+#[test]
+fn retrieval_keys_of_issue_17_load_and_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let yaml = "embedding:\n  queryPrefix: 'query: '\n  documentPrefix: 'passage: '\n  inputType:\n    query: query\n    document: passage\nsearch:\n  lexicalWeight: 1.5\n  semanticFloor: 0\n  semanticMinSimilarity: 0.7\n";
+    let loaded = load_yaml(d, yaml, CliOverrides::default()).expect("loads");
+    let c = &loaded.config;
+    assert_eq!(c.embedding.query_prefix, "query: ");
+    assert_eq!(c.embedding.document_prefix, "passage: ");
+    let t = c.embedding.input_type.as_ref().expect("input type");
+    assert_eq!((t.query.as_str(), t.document.as_str()), ("query", "passage"));
+    assert_eq!(c.search.lexical_weight, 1.5);
+    assert_eq!(c.search.semantic_floor, 0.0);
+    assert_eq!(c.search.semantic_min_similarity, Some(0.7));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    // Defaults.
+    let plain = load_yaml(d, "search:\n  rrfK: 60\n", CliOverrides::default()).expect("loads").config;
+    assert_eq!(plain.embedding.query_prefix, "");
+    assert!(plain.embedding.input_type.is_none());
+    assert_eq!(plain.search.lexical_weight, crate::config::DEFAULT_LEXICAL_WEIGHT);
+    assert_eq!(plain.search.semantic_floor, crate::config::DEFAULT_SEMANTIC_FLOOR);
+    assert_eq!(plain.search.semantic_min_similarity, None);
+    // Errors.
+    for (yaml, want) in [
+        ("search:\n  lexicalWeight: -1\n", "search.lexicalWeight must be a number of 0 or more."),
+        ("search:\n  semanticFloor: -0.1\n", "search.semanticFloor must be a number of 0 or more."),
+        (
+            "search:\n  semanticMinSimilarity: 2\n",
+            "search.semanticMinSimilarity must be a cosine similarity between -1 and 1.",
+        ),
+        (
+            "embedding:\n  inputType:\n    query: query\n",
+            "embedding.inputType needs both query and document (e.g. query: query, document: passage).",
+        ),
+    ] {
+        assert_eq!(yaml_error(d, yaml), want, "{yaml}");
+    }
+}

@@ -13,7 +13,9 @@ use crate::config::{EmbeddingProvider, SearchMode};
 use crate::error::{Error, Result};
 use crate::indexer::{Snapshot, compatibility, incompatible_message};
 use crate::lexical::{LexicalHit, LexicalIndex, ScopeFilter};
-use crate::vectors::{Embedder, VectorIndex, check_dimensions, fuse, vector_manifest};
+use crate::vectors::{
+    Embedder, Fusion, VectorIndex, check_dimensions, fuse_hybrid, similarity_floor, vector_manifest,
+};
 use crate::wire::{ReadHint, SearchExplain, SearchHit, SearchRequest, SearchResponse};
 use crate::workspace::{GlobFilter, PathContext};
 
@@ -82,7 +84,13 @@ impl Engine {
             (_, EmbeddingProvider::OpenAiCompatible) => {
                 let pool = self.config.search.semantic_candidate_pool_size.max(top_k);
                 match self.vector_candidates(query, pool, &snapshot, filter) {
-                    Ok(found) => {
+                    Ok(mut found) => {
+                        let search = &self.config.search;
+                        found.truncate(similarity_floor(
+                            &found,
+                            search.semantic_floor,
+                            search.semantic_min_similarity,
+                        ));
                         if let Some(w) = pending_warning(&snapshot, mode) {
                             warnings.push(w);
                         }
@@ -111,26 +119,32 @@ impl Engine {
         };
         // Lexical candidates: whole hits in lexical mode; only the ranks of the pool in hybrid
         // mode (snippets are made for the fused top-k alone).
-        let (lexical, lex_ids): (Vec<LexicalHit>, Vec<u64>) = match effective {
-            SearchMode::Semantic => (Vec::new(), Vec::new()),
+        // `all_terms`: how many lexical candidates (they come first) match every query word.
+        let (lexical, lex_ids, all_terms): (Vec<LexicalHit>, Vec<u64>, usize) = match effective {
+            SearchMode::Semantic => (Vec::new(), Vec::new(), 0),
             SearchMode::Hybrid => {
                 let pool = self.config.search.lexical_candidate_pool_size.max(top_k);
-                (Vec::new(), self.with_reader(|index| index.rank(query, pool, filter))?)
+                let (ids, all_terms) = self.with_reader(|index| index.rank(query, pool, filter))?;
+                (Vec::new(), ids, all_terms)
             }
             SearchMode::Lexical => {
-                let hits = self.with_reader(|index| index.search(query, top_k, filter))?;
+                let (hits, all_terms) =
+                    self.with_reader(|index| index.search_tiered(query, top_k, filter))?;
                 let ids = hits.iter().map(|h| h.chunk_id).collect();
-                (hits, ids)
+                (hits, ids, all_terms)
             }
         };
         let vector = vector.unwrap_or_default();
 
-        // Ranking: 1/rank in a single mode, RRF over both lists in hybrid.
+        // Ranking: 1/rank in a single mode, weighted RRF over both lists in hybrid
+        // (`docs/design/retrieval.md`).
         let rrf_k = self.config.search.rrf_k;
         let ranked: Vec<(u64, f64)> = match effective {
             SearchMode::Hybrid => {
                 let vec_ids: Vec<u64> = vector.iter().map(|c| c.0).collect();
-                fuse(&[&lex_ids, &vec_ids], rrf_k as usize, top_k)
+                let fusion =
+                    Fusion { rrf_k: rrf_k as usize, lexical_weight: self.config.search.lexical_weight };
+                fuse_hybrid(&lex_ids, all_terms, &vec_ids, fusion, top_k)
             }
             SearchMode::Semantic => by_rank(vector.iter().map(|c| c.0), top_k),
             SearchMode::Lexical => by_rank(lex_ids.iter().copied(), top_k),
@@ -155,6 +169,7 @@ impl Engine {
             let now = current.entry(h.path.clone()).or_insert_with(|| self.current_hash(&h.path)).clone();
             let explain = explain.then(|| SearchExplain {
                 lexical_rank: lex_rank.get(&id).map(|r| *r as u32 + 1),
+                lexical_all_terms: lex_rank.get(&id).map(|r| *r < all_terms),
                 vector_rank: vec_rank.get(&id).map(|r| r.0 as u32 + 1),
                 vector_distance: vec_rank.get(&id).map(|r| r.1),
                 rrf_k: (effective == SearchMode::Hybrid).then_some(rrf_k),
@@ -212,9 +227,8 @@ impl Engine {
         }
         let index = self.vector_reader()?;
         let embedder = self.query_embedder()?;
-        let mut vectors = embedder.embed(&[query])?;
-        check_dimensions(&vectors, index.dims())?;
-        let q = vectors.pop().unwrap_or_default();
+        let q = embedder.embed_query(query)?;
+        check_dimensions(std::slice::from_ref(&q), index.dims())?;
         let scope_ids = match filter {
             Some(f) => {
                 let ids = self.with_reader(|ix: &LexicalIndex| ix.chunk_ids_in_scope(f))?;

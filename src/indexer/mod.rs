@@ -97,6 +97,8 @@ pub fn compatibility(stored: &BTreeMap<String, String>, current: &BTreeMap<Strin
         .filter_map(|(k, v)| match stored.get(k) {
             Some(old) if old == v => None,
             Some(old) => Some(format!("{k}: indexed '{old}', current '{v}'")),
+            // A key added to the manifest later is empty when unset: older indexes match it.
+            None if v.is_empty() => None,
             None => Some(format!("{k}: indexed <missing>, current '{v}'")),
         })
         .collect();

@@ -43,6 +43,11 @@ const SECOND_TIER_POOL: usize = 50;
 /// one huge paragraph costs bounded analyzer memory: whole, a 31 MB single-line chunk took 577 MB.
 const TEXT_PIECE_BYTES: usize = 64 * 1024;
 
+/// Weight of a match in the heading path against one in the text: a section's title says
+/// what the whole section is about (JSQuAD: +0.0005 MRR@10 alone, +0.004 with the second-tier
+/// order below; 3 was worse than 2).
+const HEADING_BOOST: tantivy::Score = 2.0;
+
 const LOCKED: &str = "Another process is indexing this project; wait for it or stop it.";
 const DAMAGED: &str = "The lexical index is damaged or was written by another version; run `reindex` to rebuild it from the index records.";
 
@@ -279,20 +284,38 @@ impl LexicalIndex {
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
     ) -> Result<Vec<LexicalHit>> {
-        let (searcher, plan, found) = self.ranked(query, top_k, filter)?;
+        Ok(self.search_tiered(query, top_k, filter)?.0)
+    }
+
+    /// [`LexicalIndex::search`], plus how many of the hits (they come first) match every
+    /// clause of the query.
+    pub fn search_tiered(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+    ) -> Result<(Vec<LexicalHit>, usize)> {
+        let (searcher, plan, found, all_terms) = self.ranked(query, top_k, filter)?;
         let mut hits = Vec::with_capacity(found.len());
         for c in found {
             let doc: TantivyDocument =
                 searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
             hits.push(self.hit(&doc, c.chunk_id, c.score, &plan));
         }
-        Ok(hits)
+        Ok((hits, all_terms))
     }
 
     /// The chunk ids [`LexicalIndex::search`] would return, in rank order, without reading the
-    /// hits or making snippets (hybrid ranking needs only the ranks of its candidate pool).
-    pub fn rank(&self, query: &str, top_k: usize, filter: Option<&ScopeFilter<'_>>) -> Result<Vec<u64>> {
-        Ok(self.ranked(query, top_k, filter)?.2.into_iter().map(|c| c.chunk_id).collect())
+    /// hits or making snippets (hybrid ranking needs only the ranks of its candidate pool),
+    /// plus how many of them (they come first) match every clause of the query.
+    pub fn rank(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+    ) -> Result<(Vec<u64>, usize)> {
+        let (_, _, found, all_terms) = self.ranked(query, top_k, filter)?;
+        Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
     }
 
     fn hit(&self, doc: &TantivyDocument, chunk_id: u64, score: Score, plan: &Plan) -> LexicalHit {
@@ -313,7 +336,7 @@ impl LexicalIndex {
         query: &str,
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
-    ) -> Result<(tantivy::Searcher, Plan, Vec<Candidate>)> {
+    ) -> Result<(tantivy::Searcher, Plan, Vec<Candidate>, usize)> {
         if query.trim().is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));
         }
@@ -325,11 +348,12 @@ impl LexicalIndex {
         }
         let searcher = self.reader.searcher();
         if top_k == 0 {
-            return Ok((searcher, plan, Vec::new()));
+            return Ok((searcher, plan, Vec::new(), 0));
         }
         let (first, rest) = tier_queries(&self.fields, &plan);
         let scope = filter.map(|f| (f, &self.paths));
         let mut found = top_k_in_scope(&searcher, first.as_ref(), top_k, scope)?;
+        let all_terms = found.len();
         if found.len() < top_k
             && let Some(rest) = rest
         {
@@ -342,14 +366,19 @@ impl LexicalIndex {
             let more = top_k_in_scope(&searcher, rest.as_ref(), pool, scope)?;
             let counts = clause_counts(&searcher, &self.fields, &plan, &more)?;
             let mut keyed: Vec<(usize, Candidate)> = counts.into_iter().zip(more).collect();
-            keyed.sort_by(|a, b| {
-                b.0.cmp(&a.0).then(b.1.score.total_cmp(&a.1.score)).then(a.1.chunk_id.cmp(&b.1.chunk_id))
-            });
+            // Second tier: the share of the query's clauses a chunk matches plus its BM25 score
+            // relative to the pool's best (both in [0, 1]). Counting clauses alone let three
+            // common words beat two rare ones; BM25 alone lost the coordination signal
+            // (docs/performance.md, issue 17).
+            let clauses = plan.strict.len().max(1) as f32;
+            let best = keyed.iter().map(|k| k.1.score).fold(0.0f32, f32::max).max(f32::MIN_POSITIVE);
+            let key = |k: &(usize, Candidate)| k.0 as f32 / clauses + k.1.score / best;
+            keyed.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.1.chunk_id.cmp(&b.1.chunk_id)));
             let more: Vec<Candidate> = keyed.into_iter().map(|(_, c)| c).collect();
             let room = top_k - found.len();
             found.extend(more.into_iter().filter(|c| !first_tier.contains(&c.addr)).take(room));
         }
-        Ok((searcher, plan, found))
+        Ok((searcher, plan, found, all_terms))
     }
 
     /// Chunk ids stored for `path` (for checks and repairs), in ascending order.
@@ -548,10 +577,12 @@ fn clause_query(f: &Fields, c: &Clause) -> Box<dyn Query> {
     Box::new(BooleanQuery::new(clause_leaves(f, c)))
 }
 
-/// The leaf queries (terms and phrases over both fields) of one clause, all `Should`.
+/// The leaf queries (terms and phrases over both fields, the heading path's boosted by
+/// [`HEADING_BOOST`]) of one clause, all `Should`.
 fn clause_leaves(f: &Fields, c: &Clause) -> Vec<(Occur, Box<dyn Query>)> {
     let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for field in [f.text, f.heading_path] {
+        let start = subs.len();
         for phrase in &c.phrases {
             let terms: Vec<(usize, Term)> =
                 phrase.iter().map(|(o, t)| (*o, Term::from_field_text(field, t))).collect();
@@ -563,6 +594,12 @@ fn clause_leaves(f: &Fields, c: &Clause) -> Vec<(Occur, Box<dyn Query>)> {
         }
         for t in &c.terms {
             subs.push((Occur::Should, term_query(field, t)));
+        }
+        if field == f.heading_path {
+            for sub in subs.iter_mut().skip(start) {
+                let q = std::mem::replace(&mut sub.1, Box::new(tantivy::query::EmptyQuery));
+                sub.1 = Box::new(tantivy::query::BoostQuery::new(q, HEADING_BOOST));
+            }
         }
     }
     subs

@@ -1,6 +1,8 @@
 //! The OpenAI-compatible embedding client (`contract.md` §3.2, §6.1).
 //!
 //! `POST {endpoint}/embeddings` with `{"model", "input": [...]}` and `Authorization: Bearer`.
+//! Documents and queries may carry a configured prefix (`embedding.documentPrefix`,
+//! `embedding.queryPrefix`) and an `input_type` field (`embedding.inputType`).
 //! Texts, keys and vectors are never logged; error messages name the endpoint, never the input.
 //! The client uses no proxy and follows no redirect, so a loopback endpoint stays loopback.
 
@@ -8,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::EmbeddingConfig;
+use crate::config::{EmbeddingConfig, InputTypes};
 use crate::error::{Error, Result};
 
 /// Most characters of a server's own error text quoted in a message.
@@ -23,6 +25,9 @@ pub struct Embedder {
     model: String,
     batch_size: usize,
     timeout: Duration,
+    query_prefix: String,
+    document_prefix: String,
+    input_type: Option<InputTypes>,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -61,6 +66,9 @@ impl Embedder {
             model: config.model.clone(),
             batch_size: config.batch_size.max(1),
             timeout,
+            query_prefix: config.query_prefix.clone(),
+            document_prefix: config.document_prefix.clone(),
+            input_type: config.input_type.clone(),
         })
     }
 
@@ -69,12 +77,29 @@ impl Embedder {
         self.batch_size
     }
 
-    /// Embeds one batch: one request, one vector per text, in input order.
+    /// Embeds one batch of documents (chunk embedding texts): one request, one vector per
+    /// text, in input order. Each text gets `embedding.documentPrefix`.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let input_type = self.input_type.as_ref().map(|t| t.document.as_str());
+        self.request(texts, &self.document_prefix, input_type)
+    }
+
+    /// Embeds one search query, with `embedding.queryPrefix`.
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        let input_type = self.input_type.as_ref().map(|t| t.query.as_str());
+        let mut vectors = self.request(&[query], &self.query_prefix, input_type)?;
+        Ok(vectors.pop().unwrap_or_default())
+    }
+
+    fn request(&self, texts: &[&str], prefix: &str, input_type: Option<&str>) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let body = serde_json::json!({ "model": self.model, "input": texts });
+        let input: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
+        let mut body = serde_json::json!({ "model": self.model, "input": input });
+        if let Some(t) = input_type {
+            body["input_type"] = Value::from(t);
+        }
         let response = self
             .client
             .post(&self.url)

@@ -231,13 +231,17 @@ pub struct SearchRequest {
 pub struct SearchExplain {
     /// 1-based rank in the lexical (BM25) candidates, if it was among them.
     pub lexical_rank: Option<u32>,
+    /// Whether the chunk matched every word of the query (the lexical first tier), if it was
+    /// a lexical candidate.
+    pub lexical_all_terms: Option<bool>,
     /// 1-based rank in the vector candidates, if it was among them.
     pub vector_rank: Option<u32>,
     /// Cosine distance to the query (0 = same direction), if it was a vector candidate.
     pub vector_distance: Option<f32>,
     /// The RRF constant k used for fusion (hybrid only).
     pub rrf_k: Option<u32>,
-    /// The final score: `Σ 1/(k + rank)` in hybrid mode, `1/rank` otherwise.
+    /// The final score: `Σ wᵢ/(k + rank)` in hybrid mode (lexical weight
+    /// `search.lexicalWeight`, vector weight 1), `1/rank` otherwise.
     pub fused_score: f64,
 }
 

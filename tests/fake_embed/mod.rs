@@ -42,6 +42,8 @@ pub struct Seen {
     pub model: String,
     /// Number of inputs.
     pub inputs: usize,
+    /// `input_type` field, if any.
+    pub input_type: Option<String>,
 }
 
 #[derive(Debug)]
@@ -50,6 +52,9 @@ struct State {
     seen: Vec<Seen>,
     /// Inputs embedded so far (every text of every successful request).
     texts: Vec<String>,
+    /// An input equal to `.0` is embedded as if it were `.1` (a model whose nearest
+    /// neighbours are wrong).
+    aliases: Vec<(String, String)>,
 }
 
 /// A running fake server; stops when dropped.
@@ -67,8 +72,12 @@ impl FakeEmbed {
     pub fn start(dims: usize) -> FakeEmbed {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().expect("local addr").port();
-        let state =
-            Arc::new(Mutex::new(State { behaviour: Behaviour::Ok, seen: Vec::new(), texts: Vec::new() }));
+        let state = Arc::new(Mutex::new(State {
+            behaviour: Behaviour::Ok,
+            seen: Vec::new(),
+            texts: Vec::new(),
+            aliases: Vec::new(),
+        }));
         let stop = Arc::new(AtomicBool::new(false));
         {
             let state = Arc::clone(&state);
@@ -90,6 +99,11 @@ impl FakeEmbed {
     /// Changes how the next requests are answered.
     pub fn set(&self, behaviour: Behaviour) {
         self.state.lock().expect("state").behaviour = behaviour;
+    }
+
+    /// From now on, the input `from` is embedded as if it were `to`.
+    pub fn alias(&self, from: &str, to: &str) {
+        self.state.lock().expect("state").aliases.push((from.to_owned(), to.to_owned()));
     }
 
     /// Requests seen so far.
@@ -174,15 +188,21 @@ fn serve(conn: TcpStream, dims: usize, state: &Mutex<State>) {
         .as_array()
         .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
         .unwrap_or_default();
-    let behaviour = {
+    let (behaviour, aliases) = {
         let mut s = state.lock().expect("state");
         s.seen.push(Seen {
             authorization,
             model: request["model"].as_str().unwrap_or_default().to_owned(),
             inputs: inputs.len(),
+            input_type: request["input_type"].as_str().map(str::to_owned),
         });
-        s.behaviour.clone()
+        (s.behaviour.clone(), s.aliases.clone())
     };
+    let seen_inputs = inputs.clone();
+    let inputs: Vec<String> = inputs
+        .into_iter()
+        .map(|t| aliases.iter().find(|(from, _)| *from == t).map_or(t, |(_, to)| to.clone()))
+        .collect();
     let path_ok = line.split_whitespace().nth(1) == Some("/v1/embeddings");
     let (status, body) = if !path_ok {
         (404, r#"{"error":{"message":"no such route"}}"#.to_owned())
@@ -198,7 +218,7 @@ fn serve(conn: TcpStream, dims: usize, state: &Mutex<State>) {
             Behaviour::Dims(n) => (200, embeddings(&inputs, n, 0)),
             Behaviour::Short => (200, embeddings(&inputs, dims, 1)),
             Behaviour::Ok => {
-                state.lock().expect("state").texts.extend(inputs.iter().cloned());
+                state.lock().expect("state").texts.extend(seen_inputs.iter().cloned());
                 (200, embeddings(&inputs, dims, 0))
             }
         }

@@ -46,11 +46,14 @@ def test_hybrid_search_explains_its_ranks_and_status_counts_vectors(embed_endpoi
             for h in hits:
                 assert h["searchMode"] == "hybrid"
                 e = h["explain"]
-                want = sum(1 / (60 + r) for r in (e["lexicalRank"], e["vectorRank"]) if r is not None)
+                # weighted RRF: lexical weight 2 (search.lexicalWeight default), vector weight 1
+                want = sum(w / (60 + r) for w, r in ((2, e["lexicalRank"]), (1, e["vectorRank"])) if r is not None)
                 assert abs(e["fusedScore"] - want) < 1e-12 and h["score"] == e["fusedScore"]
             sem = body(await c.call_tool("kb_search", {"request": {
                 "query": "東京都庁の窓口で事業所の所在地変更を届け出た", "mode": "semantic", "topK": 2}}))
-            assert [h["searchMode"] for h in sem["results"]] == ["semantic", "semantic"]
+            # at most topK; the similarity floor may keep fewer
+            assert 1 <= len(sem["results"]) <= 2
+            assert all(h["searchMode"] == "semantic" for h in sem["results"])
             assert sem["results"][0]["path"] == "tocho.md"
             err = error(await c.call_tool("kb_search", {"request": {"query": "x", "explain": "yes"}}))
             assert err["code"] == "INVALID_ARGUMENT" and "explain" in err["message"]
