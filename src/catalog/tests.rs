@@ -259,7 +259,8 @@ mod editing {
             serde_json::Value::Object(m) => Some(m.clone()),
             _ => None,
         };
-        update_index(ws, st, &Update { kind, id, item: item.as_ref() }, &|| {}).map(|u| u.action)
+        update_index(ws, st, &Update { kind, id, item: item.as_ref() }, &|| {}, &|| Ok(None))
+            .map(|u| u.action)
     }
 
     fn read(dir: &tempfile::TempDir) -> String {
@@ -417,7 +418,8 @@ mod editing {
         let item = json!({"path": "c.md", "title": "C"});
         let item = item.as_object().unwrap();
         let e =
-            update_index(&ws, &st, &Update { kind: "doc", id: "c", item: Some(item) }, &hook).unwrap_err();
+            update_index(&ws, &st, &Update { kind: "doc", id: "c", item: Some(item) }, &hook, &|| Ok(None))
+                .unwrap_err();
         assert_eq!(e.code, ErrorCode::Conflict);
         assert_eq!(e.message, "The index changed while it was being updated; call kb_update_index again.");
         assert_eq!(attempts.load(Ordering::SeqCst), 3);
@@ -429,7 +431,8 @@ mod editing {
                 fs::write(&path, format!("{BASE}# edited by hand\n")).unwrap();
             }
         };
-        update_index(&ws, &st, &Update { kind: "doc", id: "c", item: Some(item) }, &hook).unwrap();
+        update_index(&ws, &st, &Update { kind: "doc", id: "c", item: Some(item) }, &hook, &|| Ok(None))
+            .unwrap();
         let text = read(&dir);
         assert!(text.contains("# edited by hand") && text.contains("- id: c\n"), "{text}");
     }
@@ -445,8 +448,14 @@ mod editing {
                 std::thread::spawn(move || {
                     let item = json!({"path": format!("n{n}.md"), "title": format!("N{n}")});
                     let id = format!("n{n}");
-                    update_index(&ws, &st, &Update { kind: "doc", id: &id, item: item.as_object() }, &|| {})
-                        .map(|_| ())
+                    update_index(
+                        &ws,
+                        &st,
+                        &Update { kind: "doc", id: &id, item: item.as_object() },
+                        &|| {},
+                        &|| Ok(None),
+                    )
+                    .map(|_| ())
                 })
             })
             .collect();

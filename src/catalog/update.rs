@@ -21,7 +21,7 @@ use super::index::{MAX_INDEX_BYTES, PathBase, stored_path, validate};
 use super::{Language, norm};
 use crate::error::{Error, ErrorCode, Result};
 use crate::text::sha256_hex;
-use crate::workspace::{PathContext, RelPath, Workspace};
+use crate::workspace::{LockFile, PathContext, RelPath, Workspace};
 
 /// Attempts before a concurrent external edit is reported.
 const ATTEMPTS: usize = 3;
@@ -49,12 +49,15 @@ pub struct Updated {
 }
 
 /// Runs an update. `before_write` runs between the read and the write of every attempt (tests
-/// use it to simulate an editor saving the file meanwhile).
+/// use it to simulate an editor saving the file meanwhile); `write_lock` is held for the final
+/// hash check and rename, so servers in other processes cannot interleave theirs (the engine's
+/// `MUTATION.lock`; `None` where only this process writes).
 pub fn update_index(
     ws: &Workspace,
     settings: &CatalogSettings,
     req: &Update<'_>,
     before_write: &dyn Fn(),
+    write_lock: &dyn Fn() -> Result<Option<LockFile>>,
 ) -> Result<Updated> {
     let lang = settings.language;
     let (list, id_key) = match req.kind {
@@ -96,6 +99,7 @@ pub fn update_index(
             return Ok(Updated { action: "replaced", index: index_path });
         };
         before_write();
+        let _lock = write_lock()?;
         match ws.write_atomic(&rel, &planned.1, Some(&sha256_hex(&bytes)), false) {
             Ok(_) => return Ok(Updated { action: planned.0, index: index_path }),
             Err(e) if e.code == ErrorCode::Conflict => continue,

@@ -105,6 +105,7 @@ impl Engine {
             &settings,
             &Update { kind: &req.kind, id: &req.id, item },
             hook,
+            &|| self.mutation_lock().map(Some),
         )?;
         Ok(UpdateIndexResponse { action: done.action.to_owned(), index: done.index })
     }
