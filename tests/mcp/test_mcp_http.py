@@ -6,7 +6,6 @@ Security refusals are checked with raw HTTP requests (http.client) so every head
 """
 
 import asyncio
-import fcntl
 import hashlib
 import http.client
 import json
@@ -422,6 +421,8 @@ def _walk(start, applied):
 
 def writer_lock_held(root):
     """Whether some process holds the index writer lock (the OS lock on the `LOCK` file)."""
+    import fcntl  # POSIX only, like the kill-based part of the test that uses it
+
     with open(root / ".local-vector-search-mcp" / "LOCK", "a+b") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
