@@ -77,10 +77,10 @@ class HttpServer:
     def hostport(self):
         return self.url.split("//", 1)[1].split("/", 1)[0]
 
-    def stop(self):
-        """SIGTERM: a graceful stop exits 0."""
+    def stop(self, sig=signal.SIGTERM):
+        """SIGTERM (or SIGINT): a graceful stop exits 0."""
         if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
             assert self.proc.wait(30) == 0, self.stderr()
 
     def kill(self):
@@ -325,10 +325,14 @@ def test_default_address_honours_mdmark_port():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     root = project()
-    with HttpServer(root, addr=None, env=server_env(MDMARK_PORT=str(port))) as srv:
+    srv = HttpServer(root, addr=None, env=server_env(MDMARK_PORT=str(port))).start()
+    try:
         assert srv.url == f"http://127.0.0.1:{port}/mcp"
         status, _, _ = raw(srv, body=INIT)
         assert status == 200
+        srv.stop(signal.SIGINT)  # Ctrl-C stops it as gracefully as SIGTERM
+    finally:
+        srv.kill()
     bad = HttpServer(root, addr=None, env=server_env(MDMARK_PORT="eighty")).start(expect_url=False)
     assert bad.proc.wait(60) == 1 and "MDMARK_PORT" in bad.stderr()
 
