@@ -351,13 +351,16 @@ pub fn serve(engine: Engine, opts: &HttpServe) -> Result<()> {
         });
         let server = super::start(engine);
         let stop = CancellationToken::new();
+        let finished = CancellationToken::new();
         let config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(true)
             .with_sse_keep_alive(None)
             .with_allowed_hosts(plan.hosts.iter().cloned())
             .with_max_request_body_bytes(MAX_BODY_BYTES)
-            .with_cancellation_token(stop.child_token());
+            // Not `stop`: cancelling rmcp's token aborts calls in flight (a 500), so it is
+            // cancelled only once axum has let them finish.
+            .with_cancellation_token(finished.clone());
         let handler = server.clone();
         let service: StreamableHttpService<Server, NeverSessionManager> =
             StreamableHttpService::new(move || Ok(handler.clone()), Arc::default(), config);
@@ -376,6 +379,7 @@ pub fn serve(engine: Engine, opts: &HttpServe) -> Result<()> {
             .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
             .await
             .map_err(|e| Error::internal(format!("the HTTP server stopped: {e}")))?;
+        finished.cancel();
         tracing::info!("HTTP server stopped; in-flight calls finished");
         drop(server);
         Ok(())

@@ -480,3 +480,67 @@ def test_a_stdio_and_an_http_server_share_one_project():
         finally:
             srv.kill()
     run(go())
+
+
+# --- graceful stop -----------------------------------------------------------------------------
+
+
+def test_sigterm_lets_in_flight_calls_finish():
+    """Four patches are in flight (each waits for its index sync, which cannot happen while this
+    test holds the writer lock) when SIGTERM arrives: all four answer successfully, the server
+    exits 0, and the files hold the patches."""
+    import fcntl
+
+    root = project()
+    for i in range(4):
+        (root / f"stop{i}.md").write_text(f"# 停止 {i}\n\n元の段落 {i}。\n", encoding="utf-8")
+    srv = HttpServer(root, writes=True).start()
+    try:
+        host, port = srv.hostport.rsplit(":", 1)
+        conns = []
+        for i in range(4):
+            conn = http.client.HTTPConnection(host, int(port), timeout=60)
+            conn.request("POST", "/mcp", body=INIT, headers={
+                "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+            assert conn.getresponse().read()
+            conns.append(conn)
+        pointers = []
+        for i in range(4):
+            read = subprocess.run([BIN, "--project-root", str(root), "--embedding-provider", "none", "read",
+                                   f"stop{i}.md", "--json"], env=server_env(), capture_output=True, timeout=60)
+            pointers.append(json.loads(read.stdout)["elements"][1]["pointer"])
+        (root / ".local-vector-search-mcp").mkdir(exist_ok=True)
+        lock = open(root / ".local-vector-search-mcp" / "LOCK", "a+b")
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            for i, (conn, pointer) in enumerate(zip(conns, pointers)):
+                call = {"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {"name": "kb_patch", "arguments": {
+                    "request": {"path": f"stop{i}.md", "operations": [
+                        {"kind": "replace_element", "pointer": pointer, "markdown": f"停止前に書いた段落 {i}。"}]}}}}
+                conn.request("POST", "/mcp", body=json.dumps(call, ensure_ascii=False).encode(), headers={
+                    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                    "MCP-Protocol-Version": "2025-11-25"})
+            # Every patch has written its file (it now waits for the index): stop the server.
+            deadline = time.monotonic() + 30
+            while not all("停止前" in (root / f"stop{i}.md").read_text(encoding="utf-8") for i in range(4)):
+                assert time.monotonic() < deadline, "the patches did not land"
+                time.sleep(0.01)
+            srv.proc.send_signal(signal.SIGTERM)
+            for i, conn in enumerate(conns):
+                resp = conn.getresponse()
+                data = resp.read()
+                assert resp.status == 200 and data, (resp.status, resp.getheaders(), data[:300])
+                answer = json.loads(data)
+                assert resp.status == 200, answer
+                result = answer["result"]
+                assert not result.get("isError"), result
+                assert result["structuredContent"]["path"] == f"stop{i}.md"
+                assert result["structuredContent"]["indexSynchronized"] is False
+            assert srv.proc.wait(30) == 0, srv.stderr()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            lock.close()
+        for i in range(4):
+            assert (root / f"stop{i}.md").read_text(encoding="utf-8") == f"# 停止 {i}\n\n停止前に書いた段落 {i}。\n"
+    finally:
+        srv.kill()
