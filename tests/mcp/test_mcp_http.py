@@ -330,6 +330,10 @@ def test_default_address_honours_mdmark_port():
         assert srv.url == f"http://127.0.0.1:{port}/mcp"
         status, _, _ = raw(srv, body=INIT)
         assert status == 200
+        # A second server on the same port says what to do instead.
+        second = HttpServer(project(), addr=None, env=server_env(MDMARK_PORT=str(port))).start(expect_url=False)
+        assert second.proc.wait(60) == 1
+        assert "could not listen on 127.0.0.1:" in second.stderr() and "MDMARK_PORT" in second.stderr()
         srv.stop(signal.SIGINT)  # Ctrl-C stops it as gracefully as SIGTERM
     finally:
         srv.kill()
