@@ -99,9 +99,21 @@ pub struct GlobalArgs {
 pub enum CliCommand {
     /// Run the MCP server (stdio unless --http is given).
     Serve {
-        /// Serve Streamable HTTP at /mcp on this address, e.g. 127.0.0.1:8782.
-        #[arg(long, value_name = "ADDR", allow_hyphen_values = true)]
+        /// Serve Streamable HTTP at /mcp on this address; default 127.0.0.1:8782
+        /// (127.0.0.1:$MDMARK_PORT when that is set). Any other address needs a token.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
         http: Option<String>,
+        /// With --http: the bearer token clients must send (also $LVS_HTTP_TOKEN or
+        /// server.httpToken); required unless the address is 127.0.0.1, ::1 or localhost.
+        #[arg(long, value_name = "TOKEN", allow_hyphen_values = true)]
+        token: Option<String>,
+        /// With --http: another host name clients may use in the Host header; repeatable.
+        #[arg(long, value_name = "HOST", allow_hyphen_values = true)]
+        allow_host: Vec<String>,
+        /// With --http: another browser origin allowed to call, e.g. http://localhost:6274;
+        /// repeatable.
+        #[arg(long, value_name = "ORIGIN", allow_hyphen_values = true)]
+        allow_origin: Vec<String>,
     },
     /// Reindex now and wait for the result (--force allows a destructive rebuild).
     Reindex {
@@ -255,8 +267,8 @@ pub enum Command {
     /// Run the MCP server: stdio when `http` is `None` (also the default without a
     /// subcommand), Streamable HTTP at `/mcp` on that address otherwise.
     Serve {
-        /// `serve --http ADDR`.
-        http: Option<String>,
+        /// `serve --http [ADDR]` and its options.
+        http: Option<HttpServe>,
     },
     /// Reindex synchronously and exit (`reindex`, or legacy `--reindex`).
     Reindex {
@@ -355,6 +367,30 @@ pub enum Command {
         /// `--scan GLOB`…
         scan: Vec<String>,
     },
+}
+
+/// `serve --http [ADDR]`: the Streamable HTTP transport's command-line settings.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct HttpServe {
+    /// The address as given; `None` = the default (`127.0.0.1:${MDMARK_PORT:-8782}`).
+    pub addr: Option<String>,
+    /// `--token`.
+    pub token: Option<String>,
+    /// `--allow-host`…
+    pub allow_hosts: Vec<String>,
+    /// `--allow-origin`…
+    pub allow_origins: Vec<String>,
+}
+
+impl std::fmt::Debug for HttpServe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServe")
+            .field("addr", &self.addr)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("allow_hosts", &self.allow_hosts)
+            .field("allow_origins", &self.allow_origins)
+            .finish()
+    }
 }
 
 /// A checked command line.
@@ -521,7 +557,27 @@ impl Cli {
             None if g.reindex => Command::Reindex { force: g.force, all: false, json: true },
             None if g.status => Command::Status { json: true },
             None => Command::Serve { http: None },
-            Some(CliCommand::Serve { http }) => Command::Serve { http: value("--http", http)? },
+            Some(CliCommand::Serve { http, token, allow_host, allow_origin }) => {
+                let token = value("--token", token)?;
+                let allow_hosts = list("--allow-host", allow_host)?.unwrap_or_default();
+                let allow_origins = list("--allow-origin", allow_origin)?.unwrap_or_default();
+                match http {
+                    Some(addr) => Command::Serve {
+                        http: Some(HttpServe {
+                            addr: Some(addr).filter(|a| !a.is_empty()),
+                            token,
+                            allow_hosts,
+                            allow_origins,
+                        }),
+                    },
+                    None if token.is_some() || !allow_hosts.is_empty() || !allow_origins.is_empty() => {
+                        return Err(UsageError::usage(
+                            "--token, --allow-host and --allow-origin only apply with --http; add --http [ADDR].",
+                        ));
+                    }
+                    None => Command::Serve { http: None },
+                }
+            }
             Some(CliCommand::Reindex { all, json }) => Command::Reindex { force: g.force, all, json },
             Some(CliCommand::Search { query, mode, top_k, include_glob, exclude_glob, explain, json }) => {
                 Command::Search {

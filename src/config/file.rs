@@ -43,12 +43,24 @@ pub(crate) struct FileConfig {
 }
 
 /// `server`.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[derive(Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ServerFile {
     /// Informational server name.
     #[schemars(extend("default" = "local-vector-search-mcp"))]
     pub name: Option<String>,
+    /// Bearer token `serve --http` requires (`--token` and `LVS_HTTP_TOKEN` take precedence).
+    /// Keep it out of version control.
+    pub http_token: Option<String>,
+}
+
+impl fmt::Debug for ServerFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerFile")
+            .field("name", &self.name)
+            .field("http_token", &self.http_token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// `storage`.
@@ -433,7 +445,7 @@ enum Node {
 }
 
 const KNOWN_ROOT: Known = &[
-    ("server", Node::Map(&[("name", Node::Leaf)])),
+    ("server", Node::Map(&[("name", Node::Leaf), ("httpToken", Node::Leaf)])),
     ("storage", Node::Map(&[("path", Node::Leaf)])),
     (
         "embedding",

@@ -320,7 +320,10 @@ fn build(
         project_root,
         project_root_source,
         config_file,
-        server: ServerConfig { name: server.name.unwrap_or_else(|| DEFAULT_SERVER_NAME.to_owned()) },
+        server: ServerConfig {
+            name: server.name.unwrap_or_else(|| DEFAULT_SERVER_NAME.to_owned()),
+            http_token: server.http_token.filter(|t| !t.is_empty()),
+        },
         storage,
         embedding: EmbeddingConfig {
             provider,

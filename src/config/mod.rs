@@ -27,7 +27,7 @@ mod tests;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use cli::{Cli, CliCommand, Command, GlobalArgs, ParsedArgs, UsageError, parse_args};
+pub use cli::{Cli, CliCommand, Command, GlobalArgs, HttpServe, ParsedArgs, UsageError, parse_args};
 pub use load::load;
 
 /// The name of the index directory under the project root (`product.md` §3).
@@ -142,7 +142,7 @@ impl Config {
             project_root,
             project_root_source: ProjectRootSource::WorkingDirectory,
             config_file: None,
-            server: ServerConfig { name: DEFAULT_SERVER_NAME.to_owned() },
+            server: ServerConfig { name: DEFAULT_SERVER_NAME.to_owned(), http_token: None },
             embedding: EmbeddingConfig::default(),
             chunking: ChunkingConfig::default(),
             search: SearchConfig::default(),
@@ -152,11 +152,23 @@ impl Config {
     }
 }
 
-/// `server`: informational settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `server`: informational settings and the HTTP transport's token.
+#[derive(Clone, PartialEq, Eq)]
 pub struct ServerConfig {
     /// `server.name` (default `local-vector-search-mcp`).
     pub name: String,
+    /// `server.httpToken`: the bearer token of `serve --http` when neither `--token` nor
+    /// `LVS_HTTP_TOKEN` gives one. Never shown by `Debug`.
+    pub http_token: Option<String>,
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("name", &self.name)
+            .field("http_token", &self.http_token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// `storage`: where the derived index lives (`product.md` §3).

@@ -638,9 +638,22 @@ fn subcommands_with_global_flags_before_and_after() {
     assert_eq!(p.command, Command::Reindex { force: true, all: false, json: false });
 
     let p = parse_args(argv(&["serve", "--http", "127.0.0.1:8782", "--watch-files"])).unwrap();
-    assert_eq!(p.command, Command::Serve { http: Some("127.0.0.1:8782".into()) });
+    let http = HttpServe { addr: Some("127.0.0.1:8782".into()), ..HttpServe::default() };
+    assert_eq!(p.command, Command::Serve { http: Some(http) });
     assert_eq!(p.overrides.watch_files, Some(true));
     assert_eq!(parse_args(argv(&["serve"])).unwrap().command, Command::Serve { http: None });
+    // `--http` alone means the default address; the token and allow-lists need `--http`.
+    let p = parse_args(argv(&["serve", "--http", "--token", "s3cret", "--allow-host", "docs.lan"])).unwrap();
+    let http = HttpServe {
+        addr: None,
+        token: Some("s3cret".into()),
+        allow_hosts: vec!["docs.lan".into()],
+        allow_origins: Vec::new(),
+    };
+    assert_eq!(p.command, Command::Serve { http: Some(http) });
+    assert!(!format!("{p:?}").contains("s3cret"), "Debug never shows the token");
+    let err = parse_args(argv(&["serve", "--token", "x"])).unwrap_err();
+    assert!(err.message.contains("--http"), "{}", err.message);
 
     assert_eq!(parse_args(argv(&["status", "--json"])).unwrap().command, Command::Status { json: true });
     assert_eq!(parse_args(argv(&["status"])).unwrap().command, Command::Status { json: false });
@@ -688,7 +701,12 @@ fn usage_errors() {
         (&["search", "q", "--top-k", "-3"], "--top-k must be a whole number greater than 0, not '-3'."),
         (&["search", "q", "--top-k"], "--top-k requires a value."),
         (&["search", "q", "--include-glob", "--json"], "--include-glob requires a value."),
-        (&["serve", "--http", "--status"], "--http requires a value."),
+        // `--http` takes an optional address, so the next option is not its value.
+        (
+            &["serve", "--http", "--status"],
+            "--status cannot be combined with a subcommand; run `local-vector-search-mcp status` instead.",
+        ),
+        (&["serve", "--http", "--token", "--status"], "--token requires a value."),
         (&["search", "q", "extra"], "Unexpected argument: extra"),
         (&["search", "q", "--bogus"], "Unknown option: --bogus"),
         (&["-x"], "Unknown option: -x"),

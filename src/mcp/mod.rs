@@ -1,4 +1,4 @@
-//! The MCP server (rmcp, stdio): tool list, dispatch, error envelope.
+//! The MCP server (rmcp, stdio or Streamable HTTP in `http`): tool list, dispatch, error envelope.
 //!
 //! Invariants:
 //!
@@ -13,6 +13,7 @@
 //!   resource first, then the metadata JSON as text, and no `structuredContent`.
 //! - Engine calls run on blocking threads; background indexing belongs to the engine.
 
+pub mod http;
 mod schema;
 mod tools;
 
@@ -28,6 +29,7 @@ use serde_json::Value;
 
 pub use tools::{tool_catalog, tool_catalog_for, tool_list_markdown, tool_names};
 
+use crate::config::HttpServe;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
 use crate::wire::{BinaryKind, BinaryReply};
@@ -74,32 +76,15 @@ impl Server {
     }
 }
 
-/// Runs the server on stdio until the client disconnects.
-pub fn serve(engine: Engine, http: Option<String>) -> Result<()> {
-    if let Some(addr) = http {
-        return Err(Error::invalid_argument(format!(
-            "serve --http {addr}: the Streamable HTTP transport is not available in this build; run without --http for stdio."
-        )));
+/// Runs the server on stdio until the client disconnects, or on Streamable HTTP (`serve --http`)
+/// until SIGINT/SIGTERM.
+pub fn serve(engine: Engine, http: Option<HttpServe>) -> Result<()> {
+    if let Some(opts) = http {
+        return http::serve(engine, &opts);
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Error::internal(format!("could not start the async runtime: {e}")))?;
-    if engine.config().knowledge_base.watch_files
-        && let Err(e) = engine.start_watching()
-    {
-        tracing::warn!("{}", e.message);
-    }
+    let runtime = runtime()?;
     runtime.block_on(async move {
-        let server = Server::new(engine);
-        // Temp files of writes killed in an earlier run: swept a moment after the start, off the
-        // request path, so the walk does not delay `initialize`.
-        let sweeper = Arc::clone(&server.engine);
-        let _ = std::thread::Builder::new().name("sweep".into()).spawn(move || {
-            std::thread::sleep(std::time::Duration::from_secs(1));
-            sweeper.sweep_temp_files();
-        });
+        let server = start(engine);
         let running = server
             .serve(rmcp::transport::stdio())
             .await
@@ -107,6 +92,34 @@ pub fn serve(engine: Engine, http: Option<String>) -> Result<()> {
         running.waiting().await.map_err(|e| Error::internal(format!("MCP server stopped: {e}")))?;
         Ok(())
     })
+}
+
+/// The async runtime of both transports: engine calls run on its blocking pool.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("could not start the async runtime: {e}")))
+}
+
+/// The handler over `engine`, with the file watcher (`watchFiles`) and the temp-file sweep
+/// started; the same for both transports.
+fn start(engine: Engine) -> Server {
+    if engine.config().knowledge_base.watch_files
+        && let Err(e) = engine.start_watching()
+    {
+        tracing::warn!("{}", e.message);
+    }
+    let server = Server::new(engine);
+    // Temp files of writes killed in an earlier run: swept a moment after the start, off the
+    // request path, so the walk does not delay `initialize`.
+    let sweeper = Arc::clone(&server.engine);
+    let _ = std::thread::Builder::new().name("sweep".into()).spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        sweeper.sweep_temp_files();
+    });
+    server
 }
 
 /// The `isError` result for a failure.

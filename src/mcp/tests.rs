@@ -152,3 +152,131 @@ fn the_size_limit_counts_characters_of_the_bodies() {
         ErrorCode::NotFound
     );
 }
+
+// --- `serve --http`: address, token and allow-list decisions (`docs/design/http.md`) -----------
+
+mod http_plan {
+    use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+
+    use crate::config::HttpServe;
+    use crate::mcp::http::{Guard, host_name, normalize_origin, plan};
+
+    fn opts(addr: Option<&str>, token: Option<&str>) -> HttpServe {
+        HttpServe { addr: addr.map(str::to_owned), token: token.map(str::to_owned), ..HttpServe::default() }
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn the_default_is_loopback_on_8782_or_mdmark_port() {
+        let p = plan(&opts(None, None), &no_env, None).unwrap();
+        assert_eq!(p.addr.to_string(), "127.0.0.1:8782");
+        assert!(!p.explicit && p.token.is_none());
+        let env = |k: &str| (k == "MDMARK_PORT").then(|| "9100".to_owned());
+        assert_eq!(plan(&opts(None, None), &env, None).unwrap().addr.to_string(), "127.0.0.1:9100");
+        let bad = |k: &str| (k == "MDMARK_PORT").then(|| "http".to_owned());
+        let e = plan(&opts(None, None), &bad, None).unwrap_err();
+        assert!(e.message.contains("MDMARK_PORT must be a port number"), "{}", e.message);
+    }
+
+    #[test]
+    fn address_forms() {
+        for (given, addr, explicit) in [
+            ("127.0.0.1:9000", "127.0.0.1:9000", false),
+            ("localhost:9000", "127.0.0.1:9000", false),
+            ("localhost", "127.0.0.1:8782", false),
+            ("9000", "127.0.0.1:9000", false),
+            (":9000", "127.0.0.1:9000", false),
+            ("[::1]:9000", "[::1]:9000", false),
+            ("::1", "[::1]:8782", false),
+            ("127.0.0.2:9000", "127.0.0.2:9000", true),
+            ("0.0.0.0", "0.0.0.0:8782", true),
+        ] {
+            let p = plan(&opts(Some(given), Some("t")), &no_env, None).unwrap();
+            assert_eq!((p.addr.to_string().as_str(), p.explicit), (addr, explicit), "{given}");
+        }
+        for bad in ["example.com:80", "127.0.0.1:http", "localhost:99999"] {
+            let e = plan(&opts(Some(bad), Some("t")), &no_env, None).unwrap_err();
+            assert!(e.message.contains("is not an address"), "{bad}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn an_explicit_address_needs_a_token_from_the_flag_the_environment_or_the_config() {
+        let e = plan(&opts(Some("127.0.0.2:9000"), None), &no_env, None).unwrap_err();
+        assert!(
+            e.message.contains("needs a bearer token") && e.message.contains("LVS_HTTP_TOKEN"),
+            "{}",
+            e.message
+        );
+        let env = |k: &str| (k == "LVS_HTTP_TOKEN").then(|| "from-env".to_owned());
+        let given = opts(Some("127.0.0.2:9000"), None);
+        assert_eq!(plan(&given, &env, Some("from-config")).unwrap().token.as_deref(), Some("from-env"));
+        assert_eq!(plan(&given, &no_env, Some("from-config")).unwrap().token.as_deref(), Some("from-config"));
+        let flag = opts(Some("127.0.0.2:9000"), Some("from-flag"));
+        let p = plan(&flag, &env, Some("from-config")).unwrap();
+        assert_eq!(p.token.as_deref(), Some("from-flag"));
+        assert!(!format!("{p:?}").contains("from-flag"), "Debug never shows the token");
+        // The explicit address is an allowed Host; the unspecified one is not.
+        assert!(p.hosts.contains(&"127.0.0.2".to_owned()));
+        let any = plan(&opts(Some("0.0.0.0:9000"), Some("t")), &no_env, None).unwrap();
+        assert!(!any.hosts.contains(&"0.0.0.0".to_owned()));
+        // A token on loopback is required too.
+        assert_eq!(plan(&opts(None, Some("t")), &no_env, None).unwrap().token.as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn hosts_and_origins_are_normalised() {
+        assert_eq!(host_name("LocalHost:8782"), "localhost");
+        assert_eq!(host_name("[::1]:8782"), "::1");
+        assert_eq!(host_name("::1"), "::1");
+        assert_eq!(host_name("127.0.0.1"), "127.0.0.1");
+        assert_eq!(normalize_origin("http://LOCALHOST:8782/").as_deref(), Some("http://localhost:8782"));
+        assert_eq!(normalize_origin("https://example.com").as_deref(), Some("https://example.com:443"));
+        assert_eq!(normalize_origin("http://[::1]:9").as_deref(), Some("http://[::1]:9"));
+        for bad in ["null", "file://x", "http://", "http://a/b", "localhost:80", "http://a:port"] {
+            assert_eq!(normalize_origin(bad), None, "{bad}");
+        }
+    }
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(k.clone(), HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn the_guard_checks_host_then_origin_then_token() {
+        let mut given = opts(Some("127.0.0.2:9000"), Some("s3cret"));
+        given.allow_origins = vec!["http://localhost:6274".into()];
+        let guard = Guard::new(&plan(&given, &no_env, None).unwrap(), 9000);
+        let status =
+            |pairs: &[(header::HeaderName, &str)]| guard.check_headers(&headers(pairs)).map(|r| r.status());
+        let auth = (header::AUTHORIZATION, "Bearer s3cret");
+        assert_eq!(status(&[(header::HOST, "127.0.0.2:9000"), auth.clone()]), None);
+        assert_eq!(status(&[(header::HOST, "localhost:9000"), auth.clone()]), None);
+        assert_eq!(status(std::slice::from_ref(&auth)), Some(StatusCode::BAD_REQUEST));
+        assert_eq!(status(&[(header::HOST, "evil.example:9000"), auth.clone()]), Some(StatusCode::FORBIDDEN));
+        for origin in ["http://127.0.0.2:9000", "http://localhost:9000", "http://localhost:6274"] {
+            assert_eq!(
+                status(&[(header::HOST, "127.0.0.2"), (header::ORIGIN, origin), auth.clone()]),
+                None,
+                "{origin}"
+            );
+        }
+        for origin in ["http://evil.example", "http://localhost:9001", "https://localhost:9000", "null"] {
+            let s = status(&[(header::HOST, "127.0.0.2"), (header::ORIGIN, origin), auth.clone()]);
+            assert_eq!(s, Some(StatusCode::FORBIDDEN), "{origin}");
+        }
+        for bad in ["Bearer s3cre", "Bearer s3cretx", "Basic s3cret", "s3cret", ""] {
+            let s = status(&[(header::HOST, "127.0.0.2"), (header::AUTHORIZATION, bad)]);
+            assert_eq!(s, Some(StatusCode::UNAUTHORIZED), "{bad}");
+        }
+        assert_eq!(status(&[(header::HOST, "127.0.0.2")]), Some(StatusCode::UNAUTHORIZED));
+        assert_eq!(status(&[(header::HOST, "127.0.0.2"), (header::AUTHORIZATION, "bearer s3cret")]), None);
+    }
+}

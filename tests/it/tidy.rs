@@ -75,6 +75,9 @@ const CRATE_OWNERS: &[(&str, &[&str])] = &[
     ("image", &["src/assets/", "src/export/"]),
     ("rmcp", &["src/mcp/"]),
     ("tokio", &["src/mcp/"]),
+    // `serve --http` (`src/mcp/http.rs`).
+    ("axum", &["src/mcp/"]),
+    ("tokio_util", &["src/mcp/"]),
     ("notify", &["src/indexer/"]),
     ("printpdf", &["src/export/"]),
     ("lopdf", &["src/export/"]),
