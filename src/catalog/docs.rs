@@ -94,6 +94,33 @@ impl DocCache {
     }
 }
 
+impl DocCache {
+    /// [`DocCache::get`] for every path, in order. The checks are system calls (a path-guard
+    /// walk and a stat per document, re-done on every call so hand edits are seen), so large
+    /// indexes spread them over the cores.
+    pub fn get_all(&self, ws: &Workspace, paths: &[&str]) -> Vec<Arc<DocInfo>> {
+        const PER_THREAD_MIN: usize = 256;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(paths.len() / PER_THREAD_MIN)
+            .max(1);
+        if threads == 1 {
+            return paths.iter().map(|p| self.get(ws, p)).collect();
+        }
+        let per = paths.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = paths
+                .chunks(per)
+                .map(|part| scope.spawn(move || part.iter().map(|p| self.get(ws, p)).collect::<Vec<_>>()))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    }
+}
+
 fn read_doc(ws: &Workspace, rel: &RelPath, size: u64) -> DocInfo {
     let bytes = match ws.read_bytes(rel, MAX_DOC_BYTES) {
         Ok(b) => b,

@@ -666,3 +666,24 @@ mod editing {
         }
     }
 }
+
+/// `DocCache::get_all` spreads a large index over threads: every document still gets its own
+/// data, in index order, missing files included.
+#[test]
+fn doc_data_of_a_large_index_comes_back_in_order() {
+    let (dir, ws) = project();
+    let paths: Vec<String> = (0..1200).map(|i| format!("docs/{:02}/d{i}.md", i % 7)).collect();
+    for (i, p) in paths.iter().enumerate() {
+        if i % 97 != 0 {
+            write(dir.path(), p, &"あ".repeat(i));
+        }
+    }
+    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let cache = super::docs::DocCache::default();
+    let all = cache.get_all(&ws, &refs);
+    assert_eq!(all.len(), paths.len());
+    for (i, info) in all.iter().enumerate() {
+        let want = if i % 97 == 0 { None } else { Some(i) };
+        assert_eq!(info.chars, want, "{}", paths[i]);
+    }
+}

@@ -56,7 +56,8 @@ impl Engine {
         let query = find_query(req, lang)?;
         let ws = &self.core.workspace;
         let (_, index) = load_valid_index(ws, &settings)?;
-        let infos: Vec<_> = index.docs.iter().map(|d| DOC_CACHE.get(ws, &d.path)).collect();
+        let paths: Vec<&str> = index.docs.iter().map(|d| d.path.as_str()).collect();
+        let infos = DOC_CACHE.get_all(ws, &paths);
         let answer = find_docs(&index, &infos, &query, lang)?;
         Ok(CatalogText { text: answer.text, structured: answer.structured })
     }
