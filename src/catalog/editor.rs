@@ -317,19 +317,24 @@ pub fn splice(text: &str, list: &str, change: &Splice<'_>, lang: Language) -> Re
             })
             .unwrap_or((step, step + 2))
     };
+    // The lines of entry `k`; an entry with YAML anchors or aliases is not edited.
+    let editable_entry = |lines: &[Line], entries: &[(usize, usize)], k: usize| -> Result<(usize, usize)> {
+        let &(s, e) = entries.get(k).ok_or_else(|| Error::internal("entry position out of range"))?;
+        if has_anchor(&lines[s..e]) {
+            return Err(unsupported(
+                lang,
+                lang.pick("an anchor or alias", "アンカーかエイリアス"),
+                &format!("{list}[{k}]"),
+            ));
+        }
+        Ok((s, e))
+    };
     let new_lines = |m: &Mapping, col: usize, kcol: usize| -> Vec<Line> {
         emit_entry(m, list, col, kcol, step).into_iter().map(|text| Line { text, end: "\n" }).collect()
     };
     match (shape, change) {
         (ListShape::Block { entries, .. }, Splice::Replace { k, old, new }) => {
-            let &(s, e) = entries.get(*k).ok_or_else(|| Error::internal("entry position out of range"))?;
-            if has_anchor(&lines[s..e]) {
-                return Err(unsupported(
-                    lang,
-                    lang.pick("an anchor or alias", "アンカーかエイリアス"),
-                    &format!("{list}[{k}]"),
-                ));
-            }
+            let (s, e) = editable_entry(&lines, &entries, *k)?;
             let (col, kcol) = entry_col(&entries);
             let replaced = replace_entry(&lines[s..e], old, new, list, col, kcol, step);
             lines.splice(s..e, replaced);
@@ -341,14 +346,7 @@ pub fn splice(text: &str, list: &str, change: &Splice<'_>, lang: Language) -> Re
             lines.splice(at..at, new_lines(new, col, kcol));
         }
         (ListShape::Block { entries, .. }, Splice::Remove { k }) => {
-            let &(s, e) = entries.get(*k).ok_or_else(|| Error::internal("entry position out of range"))?;
-            if has_anchor(&lines[s..e]) {
-                return Err(unsupported(
-                    lang,
-                    lang.pick("an anchor or alias", "アンカーかエイリアス"),
-                    &format!("{list}[{k}]"),
-                ));
-            }
+            let (s, e) = editable_entry(&lines, &entries, *k)?;
             if entries.len() == 1 {
                 if list == "tags" {
                     let end = key.end.max(e);

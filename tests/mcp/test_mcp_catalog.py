@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from test_mcp_client import error, params, project, run
+from test_mcp_client import body, error, params, project, run
 
 INDEX_F1 = """\
 # 文書の索引。kb_update_index でも書き換える。
@@ -137,14 +137,6 @@ def snapshot(root):
     return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def as_json(result):
-    """A format: json result: structuredContent equals the JSON of the one text block."""
-    assert not result.is_error, result.content[0].text
-    assert len(result.content) == 1
-    assert json.loads(result.content[0].text) == result.structured_content
-    return result.structured_content
-
-
 def text_only(result):
     assert not result.is_error, result.content[0].text
     assert len(result.content) == 1
@@ -153,7 +145,7 @@ def text_only(result):
 
 
 async def find(c, **args):
-    return as_json(await c.call_tool("kb_find_docs", {"format": "json", **args}))
+    return body(await c.call_tool("kb_find_docs", {"format": "json", **args}))
 
 
 def ids(res):
@@ -316,7 +308,7 @@ def test_tags_text_views_and_counts_f1():
             e = error(await c.call_tool("kb_find_docs", {"related_to": "apix"}))
             assert e["code"] == "NOT_FOUND" and "close IDs: `api`, `api-en`" in e["message"], e
             # 65. project_dir: the project root is accepted, another folder is not.
-            r = as_json(await c.call_tool("kb_find_docs", {"format": "json", "project_dir": str(root)}))
+            r = body(await c.call_tool("kb_find_docs", {"format": "json", "project_dir": str(root)}))
             assert r["total"] == 4
             e = error(await c.call_tool("kb_find_docs", {"project_dir": str(root.parent)}))
             assert e["code"] == "INVALID_ARGUMENT" and "start a separate server" in e["message"]
@@ -344,7 +336,7 @@ def test_without_vocabulary_and_with_a_schema_error():
             assert (r["total"], r["warnings"]) == (0, [])
             assert ids(await find(c, tags=["MCP"])) == ["arch"]
             # 29. kb_list_tags without a vocabulary.
-            assert as_json(await c.call_tool("kb_list_tags", {"format": "json"})) == {"tags": []}
+            assert body(await c.call_tool("kb_list_tags", {"format": "json"})) == {"tags": []}
             out = text_only(await c.call_tool("kb_list_tags", {}))
             assert out == "| Name | Group | Description | Aliases | Replaced by | Docs |\n| --- | --- | --- | --- | --- | --- |\n"
         # 26. Schema-invalid index.
@@ -364,12 +356,12 @@ def test_list_tags():
         root, p = f1(index=INDEX_F1 + "  - name: 設計\n    description: dup\n")
         async with Client(p) as c:
             # 27.
-            r = as_json(await c.call_tool("kb_list_tags", {"query": "ＭＣＰ", "format": "json"}))
+            r = body(await c.call_tool("kb_list_tags", {"query": "ＭＣＰ", "format": "json"}))
             assert r == {"tags": [{"name": "topic:mcp", "group": "topic",
                                    "description": "含める: MCP のツール。含めない: Claude Code の設定。例: find_docs",
                                    "aliases": ["MCP"], "deprecated": None, "docs": 3}]}
             # 28. The duplicate `設計` entry is a schema-valid index? It is: duplicates are kb_check's job.
-            r = as_json(await c.call_tool("kb_list_tags", {"format": "json"}))
+            r = body(await c.call_tool("kb_list_tags", {"format": "json"}))
             assert [(t["name"], t["docs"], t["deprecated"]) for t in r["tags"]] == [
                 ("設計", 2, None), ("topic:mcp", 3, None), ("旧タグ", 1, "設計")]
             assert r["tags"][0]["description"] != "dup"
@@ -380,10 +372,7 @@ def test_list_tags():
 
 
 async def update(c, **args):
-    res = await c.call_tool("kb_update_index", args)
-    assert not res.is_error, res.content[0].text
-    assert json.loads(res.content[0].text) == res.structured_content
-    return res.structured_content
+    return body(await c.call_tool("kb_update_index", args))
 
 
 def test_update_add_replace_remove():
@@ -520,10 +509,7 @@ def test_concurrent_updates_never_lose_one():
 
 
 async def check(c, **args):
-    res = await c.call_tool("kb_check", args)
-    assert not res.is_error, res.content[0].text
-    assert json.loads(res.content[0].text) == res.structured_content
-    return res.structured_content["issues"]
+    return body(await c.call_tool("kb_check", args))["issues"]
 
 
 def kinds(issues):
