@@ -28,6 +28,53 @@ pub mod workspace;
 
 pub use error::{Error, ErrorCode, Result};
 
+/// A named crash or pause point for the reliability tests (`docs/reliability.md`, "Failpoints").
+///
+/// Compiled only with the `failpoints` feature, which the test build switches on (the crate is its
+/// own dev-dependency in `Cargo.toml`); every shipped build gets the empty function below. With
+/// `LVS_FAILPOINTS="name=action;other=action"` in the environment, reaching `name` first writes
+/// `failpoint <name> reached` to stderr (so a test knows where the process is), then:
+///
+/// - `pause`: sleeps forever; the test kills the process, and the kill provably lands here;
+/// - `abort`: aborts the process (a crash at exactly this point, no destructor runs);
+/// - `sleep(MS)`: sleeps MS milliseconds and goes on (widens a window for a concurrent action).
+#[cfg(feature = "failpoints")]
+pub fn failpoint(name: &str) {
+    use std::sync::OnceLock;
+    static POINTS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    let points = POINTS.get_or_init(|| {
+        std::env::var("LVS_FAILPOINTS")
+            .unwrap_or_default()
+            .split(';')
+            .filter_map(|p| p.split_once('='))
+            .map(|(n, a)| (n.trim().to_owned(), a.trim().to_owned()))
+            .collect()
+    });
+    let Some((_, action)) = points.iter().find(|(n, _)| n == name) else { return };
+    eprintln!("failpoint {name} reached");
+    match action.as_str() {
+        "pause" => loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        },
+        "abort" => std::process::abort(),
+        other => {
+            let ms =
+                other.strip_prefix("sleep(").and_then(|r| r.strip_suffix(')')).and_then(|n| n.parse().ok());
+            match ms {
+                Some(ms) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+                None => {
+                    panic!("LVS_FAILPOINTS: unknown action '{other}' for '{name}' (pause, abort, sleep(MS))")
+                }
+            }
+        }
+    }
+}
+
+/// Without the `failpoints` feature (every shipped build) a failpoint is nothing.
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub fn failpoint(_name: &str) {}
+
 /// Where the product specification's checkout is (one file with the integration tests).
 #[cfg(test)]
 #[path = "../tests/common/shared_dir.rs"]

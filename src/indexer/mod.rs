@@ -262,6 +262,7 @@ impl Indexer {
     fn commit(&mut self, batch: Batch) -> Result<()> {
         let generation = self.generation + 1;
         let touched = batch.commit(generation)?;
+        crate::failpoint("indexer.between-store-and-lexical-commit");
         self.writer.commit(generation)?;
         self.generation = generation;
         self.write_links(&touched)?;
