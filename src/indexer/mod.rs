@@ -14,8 +14,14 @@
 //!   `g`, then the link graph snapshot (`links.json`, rewritten only when links changed, and
 //!   `links.gen`) is written for `g`. On open a lexical
 //!   index one generation behind is repaired by replaying the paths of the store's last batch;
-//!   any other mismatch rebuilds the lexical index from the store; a link snapshot of another
-//!   generation is rewritten from the store's link records.
+//!   any other mismatch refills the lexical index for every stored path. Chunks are stored only
+//!   in the lexical index, so a replayed path is re-chunked from its file when the file still
+//!   has the stored SHA-256 (same chunk ids), and indexed anew like a changed file otherwise
+//!   (file edited or gone since: new chunk ids, committed as the next generation). A link
+//!   snapshot of another generation is rewritten from the store's link records.
+//! - An index of another format version (`SCHEMA_VERSION`, the store's `record_version`) is
+//!   never read: an older one is rebuilt from the Markdown by the next reindex or edit, with one
+//!   sentence in the log; a newer one is refused until `reindex --force`.
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
 mod layout;
@@ -33,19 +39,62 @@ use vectors::VectorSync;
 pub use vectors::{EmbedJob, VectorState};
 pub use watch::{FileWatcher, QUIET_PERIOD, watch};
 
-use crate::chunk::{CHUNKER_VERSION, ChunkOptions, chunk, embedding_text_hash};
+use crate::chunk::{CHUNKER_VERSION, Chunk, ChunkOptions, chunk};
 use crate::config::EmbeddingConfig;
 use crate::error::{Error, ErrorCode, ErrorDetail, Result};
 use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter};
 use crate::links::{DocLinks, LINKS_VERSION, LinkGraph};
 use crate::markdown::Document;
-use crate::store::{Batch, ChunkRecord, DocumentRecord, ElementRecord, RECORD_VERSION, Store};
+use crate::store::{Batch, DocumentRecord, RECORD_VERSION, Store};
 use crate::text::rfc3339_utc;
 use crate::wire::{Compatibility, ReindexResult};
 use crate::workspace::{FileEntry, GlobFilter, RelPath, SourceDocument, Workspace};
 
-/// Our index schema version: the record layout plus the lexical schema.
-pub const SCHEMA_VERSION: &str = "lvs-1";
+/// Our index format version: the record layout plus the lexical schema (`lvs-<n>`; a higher
+/// `n` is newer). `lvs-1` stored every chunk and element in redb as JSON; `lvs-2` stores one
+/// binary record per document and keeps the chunks in the lexical index only.
+pub const SCHEMA_VERSION: &str = "lvs-2";
+
+/// An index of another format version, as found in its manifest.
+#[derive(Clone, Debug)]
+struct Foreign {
+    /// Its `schema_version` (`unknown` when unreadable).
+    found: String,
+    /// Written by a newer version (or one we cannot place): refused until `reindex --force`.
+    newer: bool,
+}
+
+impl Foreign {
+    /// The format of `store`, when it is not ours.
+    fn of(store: &Store) -> Result<Option<Foreign>> {
+        let (schema, record) = match store.foreign_format() {
+            Some(f) => (f.schema_version.clone(), f.record_version.clone()),
+            None => {
+                let m = store.manifest()?;
+                match m.get("schema_version") {
+                    Some(s) if s != SCHEMA_VERSION => (Some(s.clone()), m.get("record_version").cloned()),
+                    _ => return Ok(None),
+                }
+            }
+        };
+        let number = |v: &str| v.strip_prefix("lvs-").and_then(|n| n.parse::<u64>().ok());
+        let ours = number(SCHEMA_VERSION).unwrap_or(0);
+        let newer = match schema.as_deref().and_then(number) {
+            Some(n) if n != ours => n > ours,
+            Some(_) => record.and_then(|r| r.parse::<u32>().ok()).is_none_or(|r| r > RECORD_VERSION),
+            None => true,
+        };
+        Ok(Some(Foreign { found: schema.unwrap_or_else(|| "unknown".to_owned()), newer }))
+    }
+
+    /// The refusal for a newer format (one sentence).
+    fn refusal(&self) -> Error {
+        Error::index_not_ready(format!(
+            "The index was written in format {} by a newer version of local-vector-search-mcp (this one uses {SCHEMA_VERSION}); use that version, or run `reindex --force` to rebuild the index for this one.",
+            self.found
+        ))
+    }
+}
 
 /// Files per commit during a full reindex: bounds memory and the work a crash can lose.
 const COMMIT_EVERY: usize = 1_000;
@@ -134,6 +183,8 @@ pub struct Indexer {
     vectors: Option<VectorSync>,
     /// The link graph as last written to `links.json` (loaded from the store on first need).
     links: Option<LinkGraph>,
+    /// Set while the index is of another format version: nothing reads it until it is rebuilt.
+    foreign: Option<Foreign>,
     _lock: WriterLock,
 }
 
@@ -156,14 +207,15 @@ fn open_store(path: &std::path::Path) -> Result<Store> {
 }
 
 /// Opens the lexical index and its writer; a damaged one (truncated or missing segment files,
-/// garbage metadata) is recreated empty, and [`Indexer::repair`] then refills it from the store:
-/// it is derived data, and we hold the writer lock, so nobody else is writing it.
+/// garbage metadata) is recreated empty, and [`Indexer::repair`] then refills it from the
+/// Markdown of the stored paths: it is derived data, and we hold the writer lock, so nobody else
+/// is writing it.
 fn open_lexical(dir: &std::path::Path) -> Result<(LexicalIndex, LexicalWriter)> {
     let opened = LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w)));
     match opened {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
-            tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the store");
+            tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
             let lexical = LexicalIndex::recreate(dir)?;
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
             Ok((lexical, writer))
@@ -185,10 +237,11 @@ impl Indexer {
         let lock = WriterLock::acquire(layout)?;
         let vectors = embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout));
         let store = open_store(&layout.store_path())?;
+        let foreign = Foreign::of(&store)?;
         let (lexical, writer) = open_lexical(&layout.lexical_dir())?;
-        let generation = store.generation()?;
+        let generation = if foreign.is_some() { 0 } else { store.generation()? };
         let mut vectors = vectors;
-        if let Some(v) = vectors.as_mut() {
+        if let Some(v) = vectors.as_mut().filter(|_| foreign.is_none()) {
             let previous = Snapshot::read(layout).and_then(|s| s.vectors);
             v.init_state(&store, previous.as_ref())?;
         }
@@ -203,9 +256,12 @@ impl Indexer {
             layout: layout.clone(),
             vectors,
             links: None,
+            foreign,
             _lock: lock,
         };
-        indexer.repair()?;
+        if indexer.foreign.is_none() {
+            indexer.repair()?;
+        }
         Ok(indexer)
     }
 
@@ -238,25 +294,128 @@ impl Indexer {
             self.store.last_batch()?
         } else {
             tracing::warn!(
-                "lexical index generation {} does not match store generation {}; rebuilding it from the store",
+                "lexical index generation {} does not match store generation {}; rebuilding it from the Markdown",
                 lexical_generation.unwrap_or(0),
                 self.generation
             );
             self.writer.delete_all()?;
             self.store.documents()?.into_keys().collect()
         };
+        // Chunks are re-derived with the settings the index was built with; after a settings
+        // change they cannot be, and the files stay out until the forced rebuild.
+        let stored = self.store.manifest()?;
+        let same_settings =
+            stored.is_empty() || compatibility(&stored, &lexical_manifest(&self.options)).is_compatible;
+        let mut changed = Vec::new();
         for path in &paths {
             self.writer.delete_path(path);
-            if let Some(doc) = self.store.document(path)? {
-                for (id, c) in self.store.chunks(&doc.chunk_ids)? {
-                    self.writer.add(&lexical_doc(id, &c, &doc.source_hash))?;
-                }
+            let Some(doc) = self.store.document(path)? else { continue };
+            if !same_settings || !self.readd_unchanged(path, &doc)? {
+                changed.push(path.clone());
             }
+        }
+        if same_settings && !changed.is_empty() {
+            tracing::warn!("{} file(s) changed since they were indexed; indexing them again", changed.len());
+            let mut batch = self.store.batch()?;
+            for path in &changed {
+                self.reindex_path(&mut batch, path)?;
+            }
+            // Store generation g + 1, then the lexical index with every re-added chunk.
+            self.links = None;
+            return self.commit(batch);
+        }
+        if !same_settings {
+            tracing::warn!(
+                "the index settings changed since it was built; {} file(s) stay out of the lexical index until `reindex --force`",
+                changed.len()
+            );
         }
         self.writer.commit(self.generation)?;
         self.links = None;
         self.write_links(&[])?;
         self.write_snapshot()
+    }
+
+    /// Re-adds the stored chunks of `path` from its file when the file still has the indexed
+    /// revision (same SHA-256, so the same chunks under the stored ids); `false` otherwise.
+    fn readd_unchanged(&mut self, path: &str, stored: &DocumentRecord) -> Result<bool> {
+        let Ok(rel) = RelPath::new(path) else { return Ok(false) };
+        let Ok(source) = self.workspace.read_markdown(&rel) else { return Ok(false) };
+        if source.source_hash != stored.source_hash {
+            return Ok(false);
+        }
+        let doc = Document::parse(&source.text);
+        let chunks = chunk(&doc, &self.options);
+        if chunks.len() != stored.chunk_ids.len() {
+            return Ok(false);
+        }
+        for d in lexical_docs(path, &source.source_hash, &doc, chunks, stored.chunk_ids.iter().copied()) {
+            self.writer.add(&d)?;
+        }
+        Ok(true)
+    }
+
+    /// Indexes `path` anew into `batch` (a repair of a file that changed or went away since it
+    /// was indexed): read whatever its size and mtime say, removed when gone or excluded.
+    fn reindex_path(&mut self, batch: &mut Batch, path: &str) -> Result<()> {
+        let entry = match RelPath::new(path) {
+            Ok(rel) => match self.workspace.stat(&rel) {
+                Ok((len, modified)) if self.filter.matches(path) => {
+                    Some(FileEntry { path: rel, len, modified })
+                }
+                Ok(_) => None,
+                Err(e) if e.code == ErrorCode::NotFound => None,
+                Err(e) => return Err(e),
+            },
+            Err(_) => None,
+        };
+        match entry {
+            Some(entry) => {
+                let stored = self.store.document(path)?;
+                self.index_file(batch, &entry, stored.as_ref(), true)?;
+            }
+            None => {
+                batch.delete_document(path)?;
+                self.writer.delete_path(path);
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts an index of another format version over (store wiped, lexical index emptied,
+    /// vectors dropped), saying so; a newer one only with `force`.
+    fn rebuild_foreign(&mut self, force: bool) -> Result<()> {
+        let Some(foreign) = self.foreign.clone() else { return Ok(()) };
+        if foreign.newer && !force {
+            return Err(foreign.refusal());
+        }
+        if foreign.newer {
+            tracing::warn!(
+                "the index was written in format {} by a newer version; rebuilding it in format {SCHEMA_VERSION} as asked (--force)",
+                foreign.found
+            );
+        } else {
+            tracing::warn!(
+                "the index was written in format {} by an older version of local-vector-search-mcp; this version uses {SCHEMA_VERSION}, so it is rebuilt from the Markdown",
+                foreign.found
+            );
+        }
+        self.store.wipe()?;
+        self.generation = self.store.generation()?;
+        self.writer.delete_all()?;
+        self.writer.commit(self.generation)?;
+        match std::fs::remove_file(self.layout.vector_path()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io("the old vector index", &e));
+            }
+            _ => {}
+        }
+        self.foreign = None;
+        self.links = None;
+        if let Some(v) = self.vectors.as_mut() {
+            v.init_state(&self.store, None)?;
+        }
+        Ok(())
     }
 
     fn commit(&mut self, batch: Batch) -> Result<()> {
@@ -335,6 +494,10 @@ impl Indexer {
         progress: &mut dyn FnMut(&Progress),
     ) -> Result<ReindexResult> {
         let mut state = Progress::default();
+        if self.foreign.is_some() {
+            self.rebuild_foreign(opts.force)?;
+            state.destructive = true;
+        }
         progress(&state);
         let manifest = lexical_manifest(&self.options);
         let stored_manifest = self.store.manifest()?;
@@ -412,6 +575,12 @@ impl Indexer {
     /// Brings the given paths up to date (after a mutation or a watched change). Missing files
     /// are removed from the index. Returns the number of files whose index entry changed.
     pub fn reconcile(&mut self, paths: &[RelPath]) -> Result<u64> {
+        if self.foreign.is_some() {
+            // An index of an older format is rebuilt whole by the first edit (a newer one is
+            // refused): indexing one file into it would leave the rest out.
+            let r = self.reindex(ReindexOptions::default(), &mut |_| {})?;
+            return Ok(r.indexed_files + r.deleted_files);
+        }
         let c = self.compatibility()?;
         if !self.store.manifest()?.is_empty() && !c.is_compatible {
             return Err(Error::index_not_ready(
@@ -465,7 +634,7 @@ impl Indexer {
     /// Before a reindex's vector catch-up: checks the stored vectors (`force` rebuilds
     /// incompatible ones). Returns a warning when they need a forced rebuild.
     pub fn vectors_prepare(&mut self, force: bool) -> Result<Option<String>> {
-        let Some(v) = self.vectors.as_mut() else { return Ok(None) };
+        let Some(v) = self.vectors.as_mut().filter(|_| self.foreign.is_none()) else { return Ok(None) };
         let warning = v.prepare(&self.store, force)?;
         self.write_snapshot()?;
         Ok(warning)
@@ -474,14 +643,14 @@ impl Indexer {
     /// Whether the vector catch-up has a step to take (`reindex`: retry the endpoint whatever
     /// the back-off after a failure says).
     pub fn vectors_have_work(&self, reindex: bool) -> bool {
-        self.vectors.as_ref().is_some_and(|v| v.has_work(reindex))
+        self.foreign.is_none() && self.vectors.as_ref().is_some_and(|v| v.has_work(reindex))
     }
 
     /// One catch-up step: copies what it can and returns the next embedding request, or `None`
     /// when nothing is left to request now (what was done is saved then).
     pub fn vectors_next_job(&mut self, reindex: bool) -> Result<Option<EmbedJob>> {
-        let Some(v) = self.vectors.as_mut() else { return Ok(None) };
-        let job = v.next_job(&self.store, reindex)?;
+        let Some(v) = self.vectors.as_mut().filter(|_| self.foreign.is_none()) else { return Ok(None) };
+        let job = v.next_job(&self.store, &self.lexical, reindex)?;
         if job.is_none() {
             self.write_snapshot()?;
         }
@@ -503,7 +672,7 @@ impl Indexer {
 
     /// Saves the vectors embedded since the last save (before the writer closes).
     pub fn vectors_persist(&mut self) -> Result<()> {
-        let Some(v) = self.vectors.as_mut() else { return Ok(()) };
+        let Some(v) = self.vectors.as_mut().filter(|_| self.foreign.is_none()) else { return Ok(()) };
         v.persist(&self.store)?;
         self.write_snapshot()
     }
@@ -547,57 +716,24 @@ impl Indexer {
         let doc = Document::parse(&source.text);
         let chunks = chunk(&doc, &self.options);
         let ids = batch.allocate_chunk_ids(chunks.len())?;
-        let mut records = Vec::with_capacity(chunks.len());
-        for (id, c) in ids.clone().zip(&chunks) {
-            let anchor = doc.get(&c.pointer).map(|e| e.anchor()).unwrap_or_else(|| c.pointer.to_string());
-            let embedding = c.embedding_text(path, self.options.include_heading_context);
-            records.push((
-                id,
-                ChunkRecord {
-                    v: RECORD_VERSION,
-                    path: path.to_owned(),
-                    anchor,
-                    text: c.text.clone(),
-                    heading_path: c.heading_path.clone(),
-                    embedding_text_hash: embedding_text_hash(&embedding),
-                    start_line: c.start_line,
-                    end_line: c.end_line,
-                },
-            ));
-        }
-        let elements: Vec<ElementRecord> = doc
-            .elements
-            .iter()
-            .map(|e| ElementRecord {
-                pointer: e.pointer.to_string(),
-                kind: e.kind.as_name().to_owned(),
-                start_line: e.start_line,
-                end_line: e.end_line,
-                source_start: e.range.start,
-                source_length: e.range.len(),
-                self_hash: e.self_hash.clone(),
-                subtree_hash: e.subtree_hash.clone(),
-                heading_path: e.heading_path.clone(),
-            })
-            .collect();
         let record = DocumentRecord {
-            v: RECORD_VERSION,
             source_hash: source.source_hash.clone(),
             len: source.len,
             mtime_ns: mtime_ns(source.modified),
-            indexed_at: rfc3339_utc(SystemTime::now()),
-            chunk_ids: ids.collect(),
+            indexed_at_s: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            chunk_ids: ids.clone().collect(),
         };
-        batch.put_document(path, &record, &elements, &records)?;
+        batch.put_document(path, &record)?;
         let links = crate::links::extract(&source.text, &doc);
         let bytes = serde_json::to_vec(&links)
             .map_err(|e| Error::internal(format!("could not encode the links of '{path}': {e}")))?;
         batch.put_links(path, &bytes)?;
         self.writer.delete_path(path);
-        for (id, c) in &records {
-            self.writer.add(&lexical_doc(*id, c, &source.source_hash))?;
+        let docs = lexical_docs(path, &source.source_hash, &doc, chunks, ids);
+        for d in &docs {
+            self.writer.add(d)?;
         }
-        Ok(records.len() as u64)
+        Ok(docs.len() as u64)
     }
 }
 
@@ -615,15 +751,25 @@ fn decode_links(bytes: &[u8]) -> Result<DocLinks> {
     })
 }
 
-fn lexical_doc(id: u64, c: &ChunkRecord, source_hash: &str) -> LexicalDoc {
-    LexicalDoc {
-        chunk_id: id,
-        path: c.path.clone(),
-        heading_path: c.heading_path.clone().unwrap_or_default(),
-        text: c.text.clone(),
-        anchor: c.anchor.clone(),
-        source_hash: source_hash.to_owned(),
-    }
+/// The lexical index's documents for the chunks of one revision of `path` (the only place the
+/// chunks are stored), with their ids in order.
+fn lexical_docs(
+    path: &str,
+    source_hash: &str,
+    doc: &Document,
+    chunks: Vec<Chunk>,
+    ids: impl Iterator<Item = u64>,
+) -> Vec<LexicalDoc> {
+    ids.zip(chunks)
+        .map(|(id, c)| LexicalDoc {
+            chunk_id: id,
+            path: path.to_owned(),
+            anchor: doc.get(&c.pointer).map(|e| e.anchor()).unwrap_or_else(|| c.pointer.to_string()),
+            heading_path: c.heading_path.unwrap_or_default(),
+            text: c.text,
+            source_hash: source_hash.to_owned(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

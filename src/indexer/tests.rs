@@ -66,60 +66,137 @@ fn the_link_graph_follows_commits_moves_and_crashes() {
     assert_eq!(g.docs["c.md"].links[0].raw, "a.md#a");
 }
 
+/// A crash after the store committed generation g+1 but before the lexical index did: the
+/// store's record of each path of that batch, written by hand.
+fn commit_store_only(layout: &IndexLayout, docs: &[(&str, &str, usize)]) {
+    let store = Store::open(&layout.store_path()).unwrap();
+    let g = store.generation().unwrap();
+    let mut batch = store.batch().unwrap();
+    for (path, indexed_text, chunks) in docs {
+        let ids = batch.allocate_chunk_ids(*chunks).unwrap();
+        let record = DocumentRecord {
+            source_hash: crate::text::sha256_hex(indexed_text.as_bytes()),
+            len: 0,
+            mtime_ns: 0,
+            indexed_at_s: 0,
+            chunk_ids: ids.collect(),
+        };
+        batch.put_document(path, &record).unwrap();
+    }
+    batch.commit(g + 1).unwrap();
+}
+
 #[test]
-fn an_interrupted_commit_is_replayed_on_open() {
-    let (_dir, ws, layout) = workspace(&[("a.md", "# 見出し\n\n京都の話。\n")]);
+fn an_interrupted_commit_is_replayed_on_open_from_the_markdown() {
+    let (dir, ws, layout) = workspace(&[("a.md", "# 見出し\n\n京都の話。\n")]);
     {
         let mut ix =
             Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
         ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     }
-    // Simulate a crash after the store committed generation g+1 but before the lexical index did.
-    std::fs::write(_dir.path().join("b.md"), "大阪の話。\n").unwrap();
-    {
-        let store = Store::open(&layout.store_path()).unwrap();
-        let g = store.generation().unwrap();
-        let mut batch = store.batch().unwrap();
-        let ids = batch.allocate_chunk_ids(1).unwrap();
-        let chunk = ChunkRecord {
-            v: RECORD_VERSION,
-            path: "b.md".into(),
-            anchor: "p1~0000000000000000~0000000000000000".into(),
-            text: "大阪の話。".into(),
-            heading_path: None,
-            embedding_text_hash: String::new(),
-            start_line: 1,
-            end_line: 1,
-        };
-        let record = DocumentRecord {
-            v: RECORD_VERSION,
-            source_hash: "x".into(),
-            len: 0,
-            mtime_ns: 0,
-            indexed_at: String::new(),
-            chunk_ids: ids.clone().collect(),
-        };
-        batch.put_document("b.md", &record, &[], &[(ids.start, chunk)]).unwrap();
-        batch.commit(g + 1).unwrap();
-    }
+    // b.md is on disk as indexed; c.md was edited and d.md deleted after the store's commit.
+    std::fs::write(dir.path().join("b.md"), "大阪の話。\n").unwrap();
+    std::fs::write(dir.path().join("c.md"), "神戸の話。\n").unwrap();
+    commit_store_only(
+        &layout,
+        &[("b.md", "大阪の話。\n", 1), ("c.md", "奈良の話。\n", 1), ("d.md", "名古屋\n", 1)],
+    );
+    let stored = Store::open(&layout.store_path()).unwrap().documents().unwrap();
     assert!(search_paths(&layout, "大阪").is_empty(), "the lexical index lags behind");
     let ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    let now = ix.store().documents().unwrap();
+    assert_eq!(now["b.md"].chunk_ids, stored["b.md"].chunk_ids, "an unchanged file keeps its chunk ids");
+    assert_ne!(now["c.md"].chunk_ids, stored["c.md"].chunk_ids, "a changed file is indexed anew");
+    assert_eq!(now["c.md"].source_hash, crate::text::sha256_hex("神戸の話。\n".as_bytes()));
+    assert!(!now.contains_key("d.md"), "a file gone since is removed");
+    assert_eq!(ix.store().counts().unwrap(), (3, 3));
+    let generation = ix.store().generation().unwrap();
     drop(ix);
+    assert_eq!(LexicalIndex::open_or_create(&layout.lexical_dir()).unwrap().generation(), Some(generation));
     assert_eq!(search_paths(&layout, "大阪"), ["b.md"]);
+    assert_eq!(search_paths(&layout, "神戸"), ["c.md"]);
+    assert!(search_paths(&layout, "奈良").is_empty() && search_paths(&layout, "名古屋").is_empty());
     assert_eq!(search_paths(&layout, "京都"), ["a.md"]);
+    // Nothing is left to repair: the next open changes nothing.
+    let ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    assert_eq!(ix.store().generation().unwrap(), generation);
 }
 
 #[test]
-fn a_lexical_index_far_behind_is_rebuilt_from_the_store() {
-    let (_dir, ws, layout) = workspace(&[("a.md", "京都の話。\n"), ("b.md", "奈良の話。\n")]);
+fn a_lexical_index_far_behind_is_rebuilt_from_the_markdown() {
+    let (dir, ws, layout) =
+        workspace(&[("a.md", "京都の話。\n"), ("b.md", "奈良の話。\n"), ("c.md", "堺\n")]);
     {
         let mut ix =
             Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
         ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
     }
     std::fs::remove_dir_all(layout.lexical_dir()).unwrap();
-    drop(Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap());
+    std::fs::write(dir.path().join("a.md"), "札幌の話。\n").unwrap();
+    std::fs::remove_file(dir.path().join("c.md")).unwrap();
+    let ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    assert_eq!(ix.store().counts().unwrap(), (2, 2));
+    drop(ix);
     assert_eq!(search_paths(&layout, "奈良"), ["b.md"]);
+    assert_eq!(search_paths(&layout, "札幌"), ["a.md"]);
+    assert!(search_paths(&layout, "京都").is_empty() && search_paths(&layout, "堺").is_empty());
+}
+
+/// Writes `manifest` over the store's (an index "written" by another format version).
+fn set_stored_manifest(layout: &IndexLayout, manifest: &[(&str, &str)]) {
+    let store = Store::open(&layout.store_path()).unwrap();
+    let mut batch = store.batch().unwrap();
+    let m: BTreeMap<String, String> =
+        manifest.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    batch.set_manifest(&m).unwrap();
+    let g = store.generation().unwrap();
+    batch.commit(g).unwrap();
+}
+
+#[test]
+fn an_index_of_an_older_format_is_rebuilt_and_a_newer_one_needs_force() {
+    let (dir, ws, layout) = workspace(&[("a.md", "京都の話。\n"), ("b.md", "奈良の話。\n")]);
+    let open = || Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    open().reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    // Older: the next reindex rebuilds it without being asked to.
+    set_stored_manifest(&layout, &[("schema_version", "lvs-1"), ("record_version", "1")]);
+    let mut ix = open();
+    let mut destructive = false;
+    let r = ix.reindex(ReindexOptions::default(), &mut |p| destructive |= p.destructive).unwrap();
+    assert_eq!((r.indexed_files, destructive), (2, true));
+    assert_eq!(ix.store().manifest().unwrap()["schema_version"], SCHEMA_VERSION);
+    drop(ix);
+    assert_eq!(search_paths(&layout, "京都"), ["a.md"]);
+    // Older, and the first thing the writer does is an edit: the edit rebuilds it whole.
+    set_stored_manifest(&layout, &[("schema_version", "lvs-1"), ("record_version", "1")]);
+    std::fs::write(dir.path().join("b.md"), "神戸の話。\n").unwrap();
+    let mut ix = open();
+    assert_eq!(ix.reconcile(&[RelPath::new("b.md").unwrap()]).unwrap(), 2);
+    assert_eq!(ix.store().counts().unwrap(), (2, 2));
+    drop(ix);
+    assert_eq!(search_paths(&layout, "京都"), ["a.md"]);
+    assert_eq!(search_paths(&layout, "神戸"), ["b.md"]);
+    // Newer: refused by reindex and edits alike, in one sentence, and left as it is.
+    set_stored_manifest(&layout, &[("schema_version", "lvs-99"), ("record_version", "99")]);
+    let mut ix = open();
+    for err in [
+        ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap_err(),
+        ix.reconcile(&[RelPath::new("a.md").unwrap()]).unwrap_err(),
+    ] {
+        assert!(
+            err.message.starts_with("The index was written in format lvs-99 by a newer version"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("reindex --force")
+                && err.message.trim_end_matches('.').matches(". ").count() == 0
+        );
+    }
+    assert_eq!(ix.store().manifest().unwrap()["schema_version"], "lvs-99", "not touched");
+    let r = ix.reindex(ReindexOptions { all: false, force: true }, &mut |_| {}).unwrap();
+    assert_eq!(r.indexed_files, 2);
+    assert_eq!(ix.store().manifest().unwrap()["schema_version"], SCHEMA_VERSION);
 }
 
 #[test]

@@ -1,5 +1,9 @@
 //! Keeps `vectors.usearch` in step with the store's chunks, after the lexical commit.
 //!
+//! The store lists each document's chunk ids; the chunks' texts and heading paths are read from
+//! the lexical index (stored there for hits, and committed before any catch-up step runs), and
+//! the embedding-text hash is computed from them.
+//!
 //! The lexical index never waits for vectors: a batch commits lexically first, then this
 //! catches the vectors up. Missing vectors ("pending") are found by comparing the store's chunk
 //! ids with the ids that have a vector; a chunk whose embedding-text hash already has a vector
@@ -13,9 +17,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::embedding_text;
+use crate::chunk::{embedding_text, embedding_text_hash};
 use crate::config::EmbeddingConfig;
 use crate::error::Result;
+use crate::lexical::LexicalIndex;
 use crate::store::Store;
 use crate::text::rfc3339_utc;
 use crate::vectors::{VECTOR_FILE, VectorIndex, check_dimensions, vector_manifest};
@@ -254,8 +259,14 @@ impl VectorSync {
     }
 
     /// Copies what it can and returns the next request to send, if any. `None` means nothing is
-    /// left to request now; what was done is saved then.
-    pub fn next_job(&mut self, store: &Store, reindex: bool) -> Result<Option<EmbedJob>> {
+    /// left to request now; what was done is saved then. The chunks' texts are read from
+    /// `lexical` (the only copy), their embedding-text hashes computed from them.
+    pub fn next_job(
+        &mut self,
+        store: &Store,
+        lexical: &LexicalIndex,
+        reindex: bool,
+    ) -> Result<Option<EmbedJob>> {
         if !self.prepared && self.prepare(store, false)?.is_some() || self.blocked {
             return Ok(None);
         }
@@ -280,23 +291,22 @@ impl VectorSync {
             let Some(index) = self.index.as_mut() else { return Ok(None) };
             let mut job = EmbedJob { ids: Vec::new(), hashes: Vec::new(), texts: Vec::new() };
             let mut copies: Vec<(u64, Vec<f32>)> = Vec::new();
-            for (id, c) in store.chunks(&ids)? {
-                match self.by_hash.get(&c.embedding_text_hash).and_then(|k| index.get(*k)) {
+            // The chunks come from the lexical index, which committed them before this runs.
+            for c in lexical.stored_docs(&ids)? {
+                let (id, heading) = (c.chunk_id, Some(c.heading_path.as_str()));
+                let text = embedding_text(&c.path, heading, &c.text, self.include_heading_context);
+                let hash = embedding_text_hash(&text);
+                match self.by_hash.get(&hash).and_then(|k| index.get(*k)) {
                     Some(v) => {
                         copies.push((id, v));
-                        self.unsaved_added.push((id, c.embedding_text_hash.clone()));
-                        self.by_hash.insert(c.embedding_text_hash.clone(), id);
-                        self.present.insert(id, c.embedding_text_hash);
+                        self.unsaved_added.push((id, hash.clone()));
+                        self.by_hash.insert(hash.clone(), id);
+                        self.present.insert(id, hash);
                     }
                     None => {
-                        job.texts.push(embedding_text(
-                            &c.path,
-                            c.heading_path.as_deref(),
-                            &c.text,
-                            self.include_heading_context,
-                        ));
+                        job.texts.push(text);
                         job.ids.push(id);
-                        job.hashes.push(c.embedding_text_hash);
+                        job.hashes.push(hash);
                     }
                 }
             }

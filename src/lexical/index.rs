@@ -49,7 +49,8 @@ const TEXT_PIECE_BYTES: usize = 64 * 1024;
 const HEADING_BOOST: tantivy::Score = 2.0;
 
 const LOCKED: &str = "Another process is indexing this project; wait for it or stop it.";
-const DAMAGED: &str = "The lexical index is damaged or was written by another version; run `reindex` to rebuild it from the index records.";
+const DAMAGED: &str =
+    "The lexical index is damaged or was written by another version; run `reindex` to rebuild it.";
 
 thread_local! {
     /// Per-thread analyzer for queries and snippets (the dictionary itself is shared).
@@ -425,6 +426,34 @@ impl LexicalIndex {
             }
         }
         out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The stored chunks of `ids` (path, heading path, whole text, anchor, source hash), in
+    /// the given order; ids the index does not hold are left out. The vector side reads the
+    /// text to embed here: the index is the only copy of the chunks.
+    pub fn stored_docs(&self, ids: &[u64]) -> Result<Vec<LexicalDoc>> {
+        let searcher = self.reader.searcher();
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let term =
+                TermQuery::new(Term::from_field_u64(self.fields.chunk_id, id), IndexRecordOption::Basic);
+            let found = searcher
+                .search(&term, &tantivy::collector::DocSetCollector)
+                .map_err(|e| map_err("Reading stored chunks", e))?;
+            let Some(addr) = found.into_iter().next() else { continue };
+            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| map_err("Reading stored chunks", e))?;
+            let get =
+                |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+            out.push(LexicalDoc {
+                chunk_id: id,
+                path: get(self.fields.path),
+                heading_path: get(self.fields.heading_path),
+                text: stored_text(&doc, self.fields.text).into_owned(),
+                anchor: get(self.fields.anchor),
+                source_hash: get(self.fields.source_hash),
+            });
+        }
         Ok(out)
     }
 

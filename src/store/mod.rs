@@ -1,16 +1,22 @@
-//! The index's bookkeeping store (redb): documents, elements, chunks, links, manifest, generation.
+//! The index's bookkeeping store (redb): documents, links, manifest, generation, vector records.
 //!
 //! The store is the source of truth for *what is indexed*: which revision (SHA-256) of each file,
-//! its chunk ids and their embedding-text hashes, and the manifest that decides whether the index
-//! matches the configuration. Search does not read it (tantivy holds what hits need), so only
-//! the process that holds the project's writer lock opens it, and only while it writes.
+//! its chunk ids, and the manifest that decides whether the index matches the configuration. The
+//! chunks themselves (text, heading path, anchor) live only in the lexical index, which stores
+//! them for hits anyway; a lexical index that must be refilled is re-derived from the Markdown.
+//! Search does not read the store (tantivy holds what hits need), so only the process that holds
+//! the project's writer lock opens it, and only while it writes.
 //!
 //! Invariants:
 //!
 //! - Every batch is one redb transaction that also advances `generation` and records the paths
 //!   it touched; the lexical index commits the same generation afterwards. A mismatch on open
-//!   means a crash between the two commits, and `indexer` repairs it from these records.
+//!   means a crash between the two commits, and `indexer` repairs it from these paths and the
+//!   Markdown files.
 //! - Chunk ids are allocated from a monotonic counter and never reused.
+//! - The format is read before anything else: `open` reads the `manifest` table (the same types
+//!   in every format version) and opens no other table of a store whose `record_version` is not
+//!   ours ([`Store::foreign_format`]); [`Store::wipe`] starts such a store over.
 
 mod records;
 mod tables;
@@ -18,11 +24,14 @@ mod tables;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{
+    Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition, TableError,
+    TableHandle,
+};
 
-pub use records::{ChunkRecord, DocumentRecord, ElementRecord, RECORD_VERSION};
-use records::{decode, encode};
-use tables::{CHUNKS, DOCUMENTS, ELEMENTS, LAST_BATCH, LINKS, MANIFEST, META, VECTOR_MANIFEST, VECTORS};
+pub use records::{DocumentRecord, RECORD_VERSION};
+use records::{hash_bytes, hash_hex};
+use tables::{DOCUMENTS, LAST_BATCH, LINKS, MANIFEST, META, VECTOR_MANIFEST, VECTORS};
 
 use crate::error::{Error, Result};
 
@@ -42,13 +51,85 @@ fn damaged(e: redb::DatabaseError) -> Error {
     .with_source(e)
 }
 
+/// What the manifest of a store of another format says (its values, as found).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ForeignFormat {
+    /// Its `schema_version` (`None`: missing or unreadable).
+    pub schema_version: Option<String>,
+    /// Its `record_version` (`None`: missing or unreadable).
+    pub record_version: Option<String>,
+}
+
+/// Bytes a table takes in the store file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableSize {
+    /// Table name.
+    pub name: String,
+    /// Rows.
+    pub rows: u64,
+    /// Keys and values.
+    pub stored_bytes: u64,
+    /// B-tree overhead.
+    pub metadata_bytes: u64,
+    /// Unused space in its pages.
+    pub fragmented_bytes: u64,
+}
+
 /// An open store.
 pub struct Store {
     db: Database,
+    foreign: Option<ForeignFormat>,
+}
+
+/// Opens (creating when missing) every table of this format.
+fn create_tables(db: &Database) -> Result<()> {
+    let txn = db.begin_write().map_err(db_err)?;
+    {
+        txn.open_table(DOCUMENTS).map_err(db_err)?;
+        txn.open_table(MANIFEST).map_err(db_err)?;
+        txn.open_table(META).map_err(db_err)?;
+        txn.open_table(LAST_BATCH).map_err(db_err)?;
+        txn.open_table(VECTORS).map_err(db_err)?;
+        txn.open_table(VECTOR_MANIFEST).map_err(db_err)?;
+        txn.open_table(LINKS).map_err(db_err)?;
+    }
+    txn.commit().map_err(db_err)
+}
+
+/// The stored manifest, or `None` when the `manifest` table is not one this version can read.
+fn read_manifest(db: &Database) -> Result<Option<BTreeMap<String, String>>> {
+    let txn = db.begin_read().map_err(db_err)?;
+    let t = match txn.open_table(MANIFEST) {
+        Ok(t) => t,
+        Err(TableError::TableDoesNotExist(_)) => return Ok(Some(BTreeMap::new())),
+        Err(TableError::TableTypeMismatch { .. } | TableError::TableIsMultimap(_)) => return Ok(None),
+        Err(e) => return Err(db_err(e)),
+    };
+    let mut out = BTreeMap::new();
+    for row in t.iter().map_err(db_err)? {
+        let (k, v) = row.map_err(db_err)?;
+        out.insert(k.value().to_owned(), v.value().to_owned());
+    }
+    Ok(Some(out))
+}
+
+/// Deletes every table (whatever its types) in one transaction.
+fn delete_all_tables(db: &Database) -> Result<()> {
+    let txn = db.begin_write().map_err(db_err)?;
+    let tables: Vec<_> = txn.list_tables().map_err(db_err)?.collect();
+    for t in tables {
+        txn.delete_table(t).map_err(db_err)?;
+    }
+    let multimaps: Vec<_> = txn.list_multimap_tables().map_err(db_err)?.collect();
+    for t in multimaps {
+        txn.delete_multimap_table(t).map_err(db_err)?;
+    }
+    txn.commit().map_err(db_err)
 }
 
 impl Store {
-    /// Opens (or creates) the store file.
+    /// Opens (or creates) the store file. A store of another record format is opened without
+    /// touching its tables: see [`Store::foreign_format`].
     pub fn open(path: &Path) -> Result<Store> {
         let db = Database::create(path).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => {
@@ -66,22 +147,76 @@ impl Store {
             }
             other => db_err(other),
         })?;
-        let store = Store { db };
-        // Create every table so reads never meet a missing one.
-        let txn = store.db.begin_write().map_err(db_err)?;
-        {
-            txn.open_table(DOCUMENTS).map_err(db_err)?;
-            txn.open_table(ELEMENTS).map_err(db_err)?;
-            txn.open_table(CHUNKS).map_err(db_err)?;
-            txn.open_table(MANIFEST).map_err(db_err)?;
-            txn.open_table(META).map_err(db_err)?;
-            txn.open_table(LAST_BATCH).map_err(db_err)?;
-            txn.open_table(VECTORS).map_err(db_err)?;
-            txn.open_table(VECTOR_MANIFEST).map_err(db_err)?;
-            txn.open_table(LINKS).map_err(db_err)?;
+        let foreign = match read_manifest(&db)? {
+            None => Some(ForeignFormat::default()),
+            Some(m) if m.is_empty() => None,
+            Some(m) => {
+                (m.get("record_version") != Some(&RECORD_VERSION.to_string())).then(|| ForeignFormat {
+                    schema_version: m.get("schema_version").cloned(),
+                    record_version: m.get("record_version").cloned(),
+                })
+            }
+        };
+        let store = Store { db, foreign };
+        if store.foreign.is_none() {
+            // Create every table so reads never meet a missing one. A store that never
+            // recorded a manifest holds nothing worth keeping: tables of another layout go.
+            if create_tables(&store.db).is_err() {
+                delete_all_tables(&store.db)?;
+                create_tables(&store.db)?;
+            }
         }
-        txn.commit().map_err(db_err)?;
         Ok(store)
+    }
+
+    /// The manifest of a store written in another record format (by an older or newer
+    /// version), which this version must not read; `None` for a store of this format.
+    pub fn foreign_format(&self) -> Option<&ForeignFormat> {
+        self.foreign.as_ref()
+    }
+
+    /// Deletes every table (a store of another format, or a forced rebuild), creates this
+    /// format's, and compacts the file.
+    pub fn wipe(&mut self) -> Result<()> {
+        delete_all_tables(&self.db)?;
+        create_tables(&self.db)?;
+        self.foreign = None;
+        self.compact()
+    }
+
+    /// Gives the file's free pages back to the file system (after a wipe or large deletions).
+    pub fn compact(&mut self) -> Result<()> {
+        self.db.compact().map_err(db_err)?;
+        Ok(())
+    }
+
+    /// Bytes per table (for benchmarks and bug reports), and the file's total.
+    pub fn table_sizes(&self) -> Result<Vec<TableSize>> {
+        let txn = self.db.begin_read().map_err(db_err)?;
+        let mut out = Vec::new();
+        for handle in txn.list_tables().map_err(db_err)? {
+            let name = handle.name().to_owned();
+            // A table opens only with its own types: the ones of this format, by name.
+            let stats = match name.as_str() {
+                "documents" => txn.open_table(DOCUMENTS).and_then(|t| Ok((t.len()?, t.stats()?))),
+                "manifest" => txn.open_table(MANIFEST).and_then(|t| Ok((t.len()?, t.stats()?))),
+                "meta" => txn.open_table(META).and_then(|t| Ok((t.len()?, t.stats()?))),
+                "last_batch" => txn.open_table(LAST_BATCH).and_then(|t| Ok((t.len()?, t.stats()?))),
+                "vectors" => txn.open_table(VECTORS).and_then(|t| Ok((t.len()?, t.stats()?))),
+                "vector_manifest" => txn.open_table(VECTOR_MANIFEST).and_then(|t| Ok((t.len()?, t.stats()?))),
+                "links" => txn.open_table(LINKS).and_then(|t| Ok((t.len()?, t.stats()?))),
+                _ => continue,
+            };
+            let (rows, s) = stats.map_err(db_err)?;
+            out.push(TableSize {
+                name,
+                rows,
+                stored_bytes: s.stored_bytes(),
+                metadata_bytes: s.metadata_bytes(),
+                fragmented_bytes: s.fragmented_bytes(),
+            });
+        }
+        Ok(out)
     }
 
     fn meta(&self, key: &str) -> Result<u64> {
@@ -118,7 +253,7 @@ impl Store {
         let mut out = BTreeMap::new();
         for row in t.iter().map_err(db_err)? {
             let (k, v) = row.map_err(db_err)?;
-            out.insert(k.value().to_owned(), decode(v.value())?);
+            out.insert(k.value().to_owned(), DocumentRecord::decode(v.value())?);
         }
         Ok(out)
     }
@@ -127,28 +262,14 @@ impl Store {
     pub fn document(&self, path: &str) -> Result<Option<DocumentRecord>> {
         let txn = self.db.begin_read().map_err(db_err)?;
         let t = txn.open_table(DOCUMENTS).map_err(db_err)?;
-        t.get(path).map_err(db_err)?.map(|v| decode(v.value())).transpose()
-    }
-
-    /// Chunk records by id.
-    pub fn chunks(&self, ids: &[u64]) -> Result<Vec<(u64, ChunkRecord)>> {
-        let txn = self.db.begin_read().map_err(db_err)?;
-        let t = txn.open_table(CHUNKS).map_err(db_err)?;
-        let mut out = Vec::with_capacity(ids.len());
-        for &id in ids {
-            if let Some(v) = t.get(id).map_err(db_err)? {
-                out.push((id, decode(v.value())?));
-            }
-        }
-        Ok(out)
+        t.get(path).map_err(db_err)?.map(|v| DocumentRecord::decode(v.value())).transpose()
     }
 
     /// `(documents, chunks)` counts.
     pub fn counts(&self) -> Result<(u64, u64)> {
         let txn = self.db.begin_read().map_err(db_err)?;
         let d = txn.open_table(DOCUMENTS).map_err(db_err)?.len().map_err(db_err)?;
-        let c = txn.open_table(CHUNKS).map_err(db_err)?.len().map_err(db_err)?;
-        Ok((d, c))
+        Ok((d, self.meta("chunk_count")?))
     }
 
     /// Every document's stored links (opaque bytes of the `links` module), by path.
@@ -181,14 +302,14 @@ impl Store {
         Ok(out)
     }
 
-    /// Chunk ids that have a stored vector → their embedding-text hash.
+    /// Chunk ids that have a stored vector → their embedding-text hash (hex).
     pub fn vector_keys(&self) -> Result<HashMap<u64, String>> {
         let txn = self.db.begin_read().map_err(db_err)?;
         let t = txn.open_table(VECTORS).map_err(db_err)?;
         let mut out = HashMap::with_capacity(usize::try_from(t.len().map_err(db_err)?).unwrap_or(0));
         for row in t.iter().map_err(db_err)? {
             let (k, v) = row.map_err(db_err)?;
-            out.insert(k.value(), v.value().to_owned());
+            out.insert(k.value(), hash_hex(v.value()));
         }
         Ok(out)
     }
@@ -227,7 +348,7 @@ impl Store {
                 t.remove(*id).map_err(db_err)?;
             }
             for (id, hash) in added {
-                t.insert(*id, hash.as_str()).map_err(db_err)?;
+                t.insert(*id, hash_bytes(hash)?.as_slice()).map_err(db_err)?;
             }
         }
         txn.commit().map_err(db_err)
@@ -236,7 +357,7 @@ impl Store {
     /// Starts a batch (one write transaction).
     pub fn batch(&self) -> Result<Batch> {
         let txn = self.db.begin_write().map_err(db_err)?;
-        Ok(Batch { txn, touched: Vec::new() })
+        Ok(Batch { txn, touched: Vec::new(), chunk_delta: 0 })
     }
 }
 
@@ -244,6 +365,8 @@ impl Store {
 pub struct Batch {
     txn: redb::WriteTransaction,
     touched: Vec<String>,
+    /// Chunks added minus chunks removed (applied to `chunk_count` at commit).
+    chunk_delta: i64,
 }
 
 impl Batch {
@@ -257,11 +380,12 @@ impl Batch {
                 .collect::<Result<_, _>>()
                 .map_err(db_err)?
         };
-        for table in [DOCUMENTS, ELEMENTS, LINKS] {
+        for table in [DOCUMENTS, LINKS] {
             self.txn.open_table(table).map_err(db_err)?.retain(|_, _| false).map_err(db_err)?;
         }
-        self.txn.open_table(CHUNKS).map_err(db_err)?.retain(|_, _| false).map_err(db_err)?;
         self.txn.open_table(MANIFEST).map_err(db_err)?.retain(|_, _| false).map_err(db_err)?;
+        self.txn.open_table(META).map_err(db_err)?.insert("chunk_count", 0).map_err(db_err)?;
+        self.chunk_delta = 0;
         self.touched.extend(paths);
         Ok(())
     }
@@ -285,47 +409,30 @@ impl Batch {
         Ok(next..end)
     }
 
-    /// Deletes a document and its chunks; returns the removed chunk ids.
+    /// Deletes a document; returns its removed chunk ids.
     pub fn delete_document(&mut self, path: &str) -> Result<Vec<u64>> {
         let old: Option<DocumentRecord> = {
             let mut t = self.txn.open_table(DOCUMENTS).map_err(db_err)?;
             let removed = t.remove(path).map_err(db_err)?;
-            removed.map(|v| decode(v.value())).transpose()?
+            removed.map(|v| DocumentRecord::decode(v.value())).transpose()?
         };
-        self.txn.open_table(ELEMENTS).map_err(db_err)?.remove(path).map_err(db_err)?;
         self.txn.open_table(LINKS).map_err(db_err)?.remove(path).map_err(db_err)?;
         let ids = old.map(|d| d.chunk_ids).unwrap_or_default();
-        let mut chunks = self.txn.open_table(CHUNKS).map_err(db_err)?;
-        for id in &ids {
-            chunks.remove(*id).map_err(db_err)?;
-        }
+        self.chunk_delta -= ids.len() as i64;
         self.touched.push(path.to_owned());
         Ok(ids)
     }
 
-    /// Replaces a document with a new revision and its elements and chunks.
-    pub fn put_document(
-        &mut self,
-        path: &str,
-        record: &DocumentRecord,
-        elements: &[ElementRecord],
-        chunks: &[(u64, ChunkRecord)],
-    ) -> Result<Vec<u64>> {
+    /// Replaces a document with a new revision (its chunks go to the lexical index); returns
+    /// the chunk ids of the revision it replaced.
+    pub fn put_document(&mut self, path: &str, record: &DocumentRecord) -> Result<Vec<u64>> {
         let removed = self.delete_document(path)?;
         self.txn
             .open_table(DOCUMENTS)
             .map_err(db_err)?
-            .insert(path, encode(record)?.as_slice())
+            .insert(path, record.encode()?.as_slice())
             .map_err(db_err)?;
-        self.txn
-            .open_table(ELEMENTS)
-            .map_err(db_err)?
-            .insert(path, encode(&elements)?.as_slice())
-            .map_err(db_err)?;
-        let mut t = self.txn.open_table(CHUNKS).map_err(db_err)?;
-        for (id, c) in chunks {
-            t.insert(*id, encode(c)?.as_slice()).map_err(db_err)?;
-        }
+        self.chunk_delta += record.chunk_ids.len() as i64;
         Ok(removed)
     }
 
@@ -335,10 +442,10 @@ impl Batch {
         Ok(())
     }
 
-    /// Rewrites a document's record only (same revision, new file metadata).
+    /// Rewrites a document's record only (same revision and chunks, new file metadata).
     pub fn touch_document(&mut self, path: &str, record: &DocumentRecord) -> Result<()> {
         let mut t = self.txn.open_table(DOCUMENTS).map_err(db_err)?;
-        t.insert(path, encode(record)?.as_slice()).map_err(db_err)?;
+        t.insert(path, record.encode()?.as_slice()).map_err(db_err)?;
         Ok(())
     }
 
@@ -348,6 +455,11 @@ impl Batch {
         {
             let mut meta = self.txn.open_table(META).map_err(db_err)?;
             meta.insert("generation", generation).map_err(db_err)?;
+            if self.chunk_delta != 0 {
+                let count = meta.get("chunk_count").map_err(db_err)?.map_or(0, |v| v.value());
+                let count = count.saturating_add_signed(self.chunk_delta);
+                meta.insert("chunk_count", count).map_err(db_err)?;
+            }
             let mut last = self.txn.open_table(LAST_BATCH).map_err(db_err)?;
             last.retain(|_, _| false).map_err(db_err)?;
             for p in &self.touched {

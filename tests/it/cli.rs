@@ -216,8 +216,9 @@ fn read_and_outline_print_the_source() {
 }
 
 /// Damaged lexical files (truncated segments, garbage metadata, missing segment files): search
-/// says so in one sentence of ours, and the next `reindex` rebuilds the lexical index from the
-/// store without re-reading the Markdown, with the same results as before.
+/// says so in one sentence of ours, and the next `reindex` rebuilds the lexical index (re-chunking
+/// the stored paths from their unchanged Markdown under their stored chunk ids, so the reindex
+/// itself finds nothing to index), with the same results as before.
 #[test]
 fn a_damaged_lexical_index_is_reported_and_rebuilt_by_the_next_reindex() {
     let project = Project::from_fixture("ja");
@@ -257,7 +258,7 @@ fn a_damaged_lexical_index_is_reported_and_rebuilt_by_the_next_reindex() {
         let summary = project.ok(&["reindex"]);
         assert!(
             summary.starts_with("indexed 0 file(s)"),
-            "{what}: the rebuild re-indexed Markdown: {summary}"
+            "{what}: the repair was counted as new indexing: {summary}"
         );
         assert_eq!(project.search_paths("京都"), before, "{what}");
     }
