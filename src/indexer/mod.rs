@@ -386,6 +386,7 @@ impl Indexer {
                 }
             }
             state.processed += 1;
+            crate::failpoint("indexer.reindex.file-done");
             progress(&state);
             since_commit += 1;
             if since_commit >= COMMIT_EVERY {
