@@ -9,6 +9,7 @@ mod fake_embed;
 mod html;
 #[path = "../common/images.rs"]
 mod images;
+mod kills;
 mod links;
 mod mcp;
 mod pdf;
