@@ -46,8 +46,21 @@ const INDEX_DIR: &str = ".local-vector-search-mcp";
 /// How long a process may take to reach a failpoint, or a reindex to finish.
 const PATIENCE: Duration = Duration::from_secs(120);
 
-/// The configuration every row uses (inside the root: it is a user file too, never changed).
-const CONFIG: &str = "knowledgeBase:\n  root: .\n  allowWrites: true\ncatalog:\n  index: docs/index.yaml\n  scan: [\"docs/**/*.md\"]\n  build:\n    include: [\"docs/*.md\"]\n    out: dist/site.html\n    title: サイト\n";
+/// The configuration every row uses (inside the root: it is a user file too, never changed);
+/// embeddings on only with an `endpoint` (the fake server of [`crate::fake_embed`]).
+fn config(endpoint: Option<&str>) -> String {
+    let embedding = match endpoint {
+        None => "embedding:\n  provider: none\n".to_owned(),
+        Some(e) => format!(
+            "embedding:\n  provider: openai-compatible\n  endpoint: {e}\n  apiKey: test-key\n  dimensions: {EMBED_DIMS}\n  batchSize: 2\n  timeoutSeconds: 10\n"
+        ),
+    };
+    format!(
+        "knowledgeBase:\n  root: .\n  allowWrites: true\n{embedding}catalog:\n  index: docs/index.yaml\n  scan: [\"docs/**/*.md\"]\n  build:\n    include: [\"docs/*.md\"]\n    out: dist/site.html\n    title: サイト\n"
+    )
+}
+/// Dimensions of the fake embedding server's vectors.
+const EMBED_DIMS: usize = 16;
 const INDEX_YAML: &str = "version: 1\ndocs:\n  - id: a\n    path: a.md\n    title: 文書 A\n    tags: [設計]\ntags:\n  - name: 設計\n";
 
 /// How a writer is driven.
@@ -76,6 +89,9 @@ struct Writer {
     via: Via,
     /// Words whose search results must agree with the files after the repair.
     markers: &'static [&'static str],
+    /// Embeddings on (a fake endpoint): the reindex has a vector phase, and after the repair
+    /// every chunk has its vector.
+    embeddings: bool,
 }
 
 /// One failpoint of a writer.
@@ -165,6 +181,7 @@ const PATCH: Writer = Writer {
     edits: &[],
     via: Via::Tool(patch_args),
     markers: &["kiwiold", "mangonew", "commonbase"],
+    embeddings: false,
 };
 const EDIT_TABLE: Writer = Writer {
     files: &[BASE, ("notes/table.md", "# 表\n\n| 項目 | 値 |\n|---|---|\n| 色 | kiwiold |\n| 形 | 丸 |\n")],
@@ -172,6 +189,7 @@ const EDIT_TABLE: Writer = Writer {
     edits: &[],
     via: Via::Tool(table_args),
     markers: &["kiwiold", "mangonew", "commonbase"],
+    embeddings: false,
 };
 const CREATE: Writer = Writer {
     files: &[BASE],
@@ -179,6 +197,7 @@ const CREATE: Writer = Writer {
     edits: &[],
     via: Via::Tool(create_args),
     markers: &["mangonew", "commonbase"],
+    embeddings: false,
 };
 const MOVE: Writer = Writer {
     files: &[BASE, ("notes/from.md", "# 移動\n\nkiwiold の文書。\n")],
@@ -186,6 +205,7 @@ const MOVE: Writer = Writer {
     edits: &[],
     via: Via::Tool(move_args),
     markers: &["kiwiold", "commonbase"],
+    embeddings: false,
 };
 const DELETE: Writer = Writer {
     files: &[BASE, ("notes/gone.md", "# 削除\n\nkiwiold の文書。\n")],
@@ -193,6 +213,7 @@ const DELETE: Writer = Writer {
     edits: &[],
     via: Via::Tool(delete_args),
     markers: &["kiwiold", "commonbase"],
+    embeddings: false,
 };
 const CATALOG_FILES: &[(&str, &str)] = &[
     BASE,
@@ -206,6 +227,7 @@ const UPDATE_INDEX: Writer = Writer {
     edits: &[],
     via: Via::Tool(update_index_args),
     markers: &["kiwiold", "commonbase"],
+    embeddings: false,
 };
 const EXPORT_HTML: Writer = Writer {
     files: CATALOG_FILES,
@@ -213,6 +235,7 @@ const EXPORT_HTML: Writer = Writer {
     edits: &[],
     via: Via::Tool(export_html_args),
     markers: &["kiwiold", "commonbase"],
+    embeddings: false,
 };
 const BUILD_SITE: Writer = Writer {
     files: CATALOG_FILES,
@@ -220,6 +243,7 @@ const BUILD_SITE: Writer = Writer {
     edits: &[],
     via: Via::Tool(build_site_args),
     markers: &["kiwiold", "commonbase"],
+    embeddings: false,
 };
 const PDF: Writer = Writer {
     files: &[BASE, ("book.md", "# 本\n\nkiwiold の章。\n\n## 二章\n\n本文。\n")],
@@ -227,6 +251,7 @@ const PDF: Writer = Writer {
     edits: &[],
     via: Via::Tool(pdf_args),
     markers: &["kiwiold", "commonbase"],
+    embeddings: false,
 };
 const MOVE_IMAGE: Writer = Writer {
     // The image is written by `image_files`; the Markdown only checks the index.
@@ -235,6 +260,7 @@ const MOVE_IMAGE: Writer = Writer {
     edits: &[],
     via: Via::Tool(move_image_args),
     markers: &["commonbase"],
+    embeddings: false,
 };
 const REINDEX_FULL: Writer = Writer {
     files: MANY,
@@ -242,6 +268,7 @@ const REINDEX_FULL: Writer = Writer {
     edits: &[],
     via: Via::Cli(&["reindex", "--json"]),
     markers: &["kiwiold", "commonbase"],
+    embeddings: false,
 };
 const REINDEX_CHANGED: Writer = Writer {
     files: MANY,
@@ -253,6 +280,7 @@ const REINDEX_CHANGED: Writer = Writer {
     ],
     via: Via::Cli(&["reindex", "--json"]),
     markers: &["kiwiold", "mangonew", "commonbase"],
+    embeddings: false,
 };
 
 const SAVE_IMAGE: Writer = Writer {
@@ -261,6 +289,7 @@ const SAVE_IMAGE: Writer = Writer {
     edits: &[],
     via: Via::Child("kills::save_image_child"),
     markers: &["commonbase"],
+    embeddings: false,
 };
 
 /// The call of the `kb_save_image` rows (does nothing unless run by [`kill_row`]): the engine's
@@ -279,6 +308,21 @@ fn save_image_child() {
 #[test]
 fn save_image() {
     matrix(&SAVE_IMAGE, &[point("workspace.publish.before-rename", true, true)]);
+}
+
+const REINDEX_VECTORS: Writer = Writer {
+    files: MANY,
+    indexed: false,
+    edits: &[],
+    via: Via::Cli(&["reindex", "--json"]),
+    markers: &["kiwiold", "commonbase"],
+    embeddings: true,
+};
+
+#[test]
+fn reindex_vectors() {
+    let save = point("vectors.save.temp-written", true, false);
+    matrix(&REINDEX_VECTORS, &[save, point("vectors.persist.file-saved", true, false)]);
 }
 
 #[test]
@@ -347,8 +391,9 @@ const INDEX_COMMIT_CLI: Point = point("indexer.between-store-and-lexical-commit"
 
 /// Runs every point of `writer` (in parallel threads), panicking with every failure.
 fn matrix(writer: &Writer, points: &[Point]) {
+    let embed = writer.embeddings.then(|| crate::fake_embed::FakeEmbed::start(EMBED_DIMS));
     let template = Project::empty();
-    make(writer, template.root());
+    make(writer, template.root(), embed.as_ref().map(|e| e.endpoint.as_str()));
     let before = user_files(template.root());
     let after = reference(writer, template.root());
     let failures: Vec<String> = std::thread::scope(|s| {
@@ -376,13 +421,13 @@ fn panic_text(e: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Writes the writer's project into `root`, indexes it when asked and makes the external edits.
-fn make(writer: &Writer, root: &Path) {
+fn make(writer: &Writer, root: &Path, endpoint: Option<&str>) {
     let p = |rel: &str| root.join(rel);
     for (rel, text) in writer.files {
         std::fs::create_dir_all(p(rel).parent().unwrap()).unwrap();
         std::fs::write(p(rel), text).unwrap();
     }
-    std::fs::write(p("lvsm.yaml"), CONFIG).unwrap();
+    std::fs::write(p("lvsm.yaml"), config(endpoint)).unwrap();
     std::fs::create_dir_all(p("images")).unwrap();
     std::fs::write(p("images/a.gif"), crate::images::tiny_gif()).unwrap();
     if writer.indexed {
@@ -439,14 +484,10 @@ fn child(test: &str, root: &Path, failpoints: Option<&str>) -> Command {
     cmd
 }
 
-/// The CLI on `root` with its configuration, embeddings off.
+/// The CLI on `root` with its configuration.
 fn cli(root: &Path) -> Command {
     let mut cmd = bin();
-    cmd.arg("--project-root")
-        .arg(root)
-        .arg("--config")
-        .arg(root.join("lvsm.yaml"))
-        .args(["--embedding-provider", "none"]);
+    cmd.arg("--project-root").arg(root).arg("--config").arg(root.join("lvsm.yaml"));
     cmd
 }
 
@@ -593,6 +634,13 @@ fn kill_row(
             .collect();
         assert_eq!(found, holding, "search for '{marker}' disagrees with the files");
     }
+    if writer.embeddings {
+        let status = rpc.call("kb_status", json!({}));
+        let vectors = &status["vectors"];
+        assert_eq!(vectors["vectors"], status["project"]["chunks"], "a chunk without its vector: {status}");
+        assert_eq!(vectors["pending"], 0, "{status}");
+        assert_eq!(vectors["compatibility"]["isCompatible"], true, "{status}");
+    }
     let created = rpc.call(
         "kb_create",
         json!({"request": {"path": "after-kill.md", "markdown": "# 後\n\nafterkill の文書。\n"}}),
@@ -731,7 +779,7 @@ fn cli_reindex(root: &Path, failpoints: &str) -> (Child, mpsc::Receiver<String>)
 /// A project of [`MANY`] with its index, then a writer killed while it holds the `LOCK`.
 fn killed_holding_the_writer() -> Project {
     let project = Project::empty();
-    make(&REINDEX_CHANGED, project.root());
+    make(&REINDEX_CHANGED, project.root(), None);
     let (mut holder, lines) = cli_reindex(project.root(), "indexer.reindex.file-done=pause");
     wait_for_point(&lines, "indexer.reindex.file-done");
     sigkill(&mut holder);
@@ -766,7 +814,7 @@ fn a_stale_lock_from_a_dead_process_does_not_block() {
 #[test]
 fn a_kill_while_another_process_waits_for_the_writer() {
     let project = Project::empty();
-    make(&REINDEX_CHANGED, project.root());
+    make(&REINDEX_CHANGED, project.root(), None);
     let (mut holder, lines) = cli_reindex(project.root(), "indexer.reindex.file-done=pause");
     wait_for_point(&lines, "indexer.reindex.file-done");
     // `sleep(0)`: B only reports each wait, so we know it is waiting for A's lock.
