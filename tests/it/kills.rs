@@ -555,6 +555,7 @@ fn kill_row(
     before: &BTreeMap<String, String>,
     after: &BTreeMap<String, String>,
 ) {
+    let _slot = Slot::take();
     let project = Project::empty();
     let root = project.root();
     copy_tree(template, root);
@@ -653,6 +654,34 @@ fn kill_row(
     }
     assert_eq!(search_paths(&mut rpc, "afterkill"), BTreeSet::from(["after-kill.md".to_owned()]));
     drop(watchdog);
+}
+
+/// Rows running at once, over all writers' tests: each row starts two or three processes, and
+/// the machine's other tests (some watch the clock) share the cores.
+const ROWS_AT_ONCE: usize = 4;
+
+/// A place among the [`ROWS_AT_ONCE`] rows that may run; freed on drop.
+struct Slot;
+
+static SLOTS: (std::sync::Mutex<usize>, std::sync::Condvar) =
+    (std::sync::Mutex::new(0), std::sync::Condvar::new());
+
+impl Slot {
+    fn take() -> Slot {
+        let mut running = SLOTS.0.lock().unwrap_or_else(|p| p.into_inner());
+        while *running >= ROWS_AT_ONCE {
+            running = SLOTS.1.wait(running).unwrap_or_else(|p| p.into_inner());
+        }
+        *running += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *SLOTS.0.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+        SLOTS.1.notify_one();
+    }
 }
 
 /// Polls `kb_status` until no reindex runs and one has finished in this process.
