@@ -253,6 +253,7 @@ impl Indexer {
                 }
             }
         }
+        crate::failpoint("indexer.repair.before-commit");
         self.writer.commit(self.generation)?;
         self.links = None;
         self.write_links(&[])?;

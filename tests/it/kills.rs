@@ -838,6 +838,29 @@ fn a_stale_lock_from_a_dead_process_does_not_block() {
     }
 }
 
+/// Two kills in a row: a reindex killed between its store and lexical commits, then the next
+/// writer killed while it repairs that (before the repair's commit); the third run repairs both.
+#[test]
+fn a_kill_during_the_repair_of_a_kill() {
+    let project = Project::empty();
+    let root = project.root();
+    make(&REINDEX_CHANGED, root, None);
+    for point in ["indexer.between-store-and-lexical-commit", "indexer.repair.before-commit"] {
+        let (mut child, lines) = cli_reindex(root, &format!("{point}=pause"));
+        wait_for_point(&lines, point);
+        sigkill(&mut child);
+    }
+    let out = cli(root).args(["reindex", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut rpc = server(root, None);
+    for (marker, want) in [("mangonew", vec!["r/one.md", "r/six.md"]), ("kiwiold", vec!["r/two.md"])] {
+        let want: BTreeSet<String> = want.into_iter().map(str::to_owned).collect();
+        assert_eq!(search_paths(&mut rpc, marker), want, "{marker}");
+    }
+    let status = rpc.call("kb_status", json!({}));
+    assert_eq!(status["project"]["documents"], 6, "{status}");
+}
+
 /// Process B waits for the writer that process A holds; A is killed; B takes the writer and
 /// finishes, and the index agrees with the files.
 #[test]
