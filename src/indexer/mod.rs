@@ -314,6 +314,7 @@ impl Indexer {
                 changed.push(path.clone());
             }
         }
+        crate::failpoint("indexer.repair.before-commit");
         if same_settings && !changed.is_empty() {
             tracing::warn!("{} file(s) changed since they were indexed; indexing them again", changed.len());
             let mut batch = self.store.batch()?;
@@ -549,6 +550,7 @@ impl Indexer {
                 }
             }
             state.processed += 1;
+            crate::failpoint("indexer.reindex.file-done");
             progress(&state);
             since_commit += 1;
             if since_commit >= COMMIT_EVERY {

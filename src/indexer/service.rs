@@ -542,6 +542,7 @@ impl<'a> Worker<'a> {
             let opened = loop {
                 match (self.open)() {
                     Err(e) if e.is(ErrorDetail::WriterBusy) && Instant::now() < deadline => {
+                        crate::failpoint("indexer.writer-busy");
                         let s = self.shared.lock();
                         if s.shutdown {
                             return Err(Error::internal("the indexing service is shutting down"));

@@ -424,6 +424,7 @@ impl VectorSync {
             return Ok(());
         }
         index.save(&self.path)?;
+        crate::failpoint("vectors.persist.file-saved");
         store.update_vectors(None, &self.unsaved_added, &self.unsaved_removed)?;
         self.unsaved_added.clear();
         self.unsaved_removed.clear();

@@ -211,7 +211,9 @@ impl VectorIndex {
     /// writes to a path itself, so it fills the temp file directly (no copy of the index in memory).
     pub fn save(&self, path: &Path) -> Result<()> {
         replace_file_atomic(path, "the vector index", |temp| {
-            self.index.save(&path_str(temp)?).map_err(|e| vec_err("Saving the vector index", e))
+            self.index.save(&path_str(temp)?).map_err(|e| vec_err("Saving the vector index", e))?;
+            crate::failpoint("vectors.save.temp-written");
+            Ok(())
         })
     }
 

@@ -114,6 +114,7 @@ impl Workspace {
         if target.meta.is_some() {
             return Err(already_exists());
         }
+        crate::failpoint("workspace.publish.before-rename");
         match rename_no_replace(&temp_path, &target.abs) {
             Ok(()) => {
                 if let Some(temp) = staged.temp.take() {
@@ -169,6 +170,7 @@ impl Workspace {
                 return Err(already_exists());
             }
             verify(fs::File::open(&source.abs).map_err(|e| open_error(from, &e))?)?;
+            crate::failpoint("workspace.rename-new.before-rename");
             match rename_no_replace(&source.abs, &target.abs) {
                 Ok(()) => {
                     if let Some(dir) = target.abs.parent() {
@@ -215,7 +217,7 @@ fn rename_failure(from_abs: &Path, to_abs: &Path, from: &RelPath, err: &std::io:
 }
 
 /// Renames `from` to `to` unless `to` exists (`AlreadyExists` then).
-fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(super) fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]
     {
         use rustix::fs::{CWD, RenameFlags, renameat_with};

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::atomic::{TempFile, sync_dir};
+use super::files::rename_no_replace;
 use super::path::RelPath;
 use super::read::io_error;
 use super::{Workspace, is_a_directory, is_link, is_missing};
@@ -97,6 +98,7 @@ impl Workspace {
         old_meta: Option<&fs::Metadata>,
     ) -> Result<String> {
         let temp_error = |e: &std::io::Error| Error::io(&format!("a temp file next to '{path}'"), e);
+        crate::failpoint("workspace.write.before-temp");
         let (temp, mut file) = TempFile::create(dir).map_err(|e| temp_error(&e))?;
         let written = file.write_all(bytes).and_then(|()| {
             if let Some(meta) = old_meta {
@@ -107,6 +109,7 @@ impl Workspace {
         });
         drop(file); // Closed before the rename (required on Windows).
         written.map_err(|e| temp_error(&e))?;
+        crate::failpoint("workspace.write.temp-written");
 
         let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         // The file system may have changed since the first walk: check links and the hash again.
@@ -120,6 +123,7 @@ impl Workspace {
         fs::rename(&temp.path, &resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))?;
         temp.disarm();
         sync_dir(dir);
+        crate::failpoint("workspace.write.renamed");
         Ok(sha256_hex(bytes))
     }
 }
@@ -136,23 +140,27 @@ impl Workspace {
         }
         let created = self.ensure_parent(path, true)?;
         let result = (|| {
-            let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let mut file =
-                fs::OpenOptions::new().write(true).create_new(true).open(&resolved.abs).map_err(|e| {
-                    if e.kind() == std::io::ErrorKind::AlreadyExists {
-                        Error::invalid_argument(format!(
-                            "Markdown file '{path}' already exists; choose another path."
-                        ))
-                    } else {
-                        Error::io(&format!("'{path}'"), &e)
-                    }
-                })?;
+            // Written to a temp file first and published without replacing: a crash leaves no
+            // half-written document, only a temp file that the next start sweeps away.
+            let dir = resolved.abs.parent().map(Path::to_path_buf).unwrap_or_else(|| self.root.clone());
+            let temp_error = |e: &std::io::Error| Error::io(&format!("a temp file next to '{path}'"), e);
+            let (temp, mut file) = TempFile::create(&dir).map_err(|e| temp_error(&e))?;
             let written = file.write_all(bytes).and_then(|()| file.sync_all());
-            if let Err(e) = written {
-                drop(file);
-                let _ = fs::remove_file(&resolved.abs);
-                return Err(Error::io(&format!("'{path}'"), &e));
+            drop(file);
+            written.map_err(|e| temp_error(&e))?;
+            crate::failpoint("workspace.create.temp-written");
+            let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let target = self.resolve(path)?;
+            match rename_no_replace(&temp.path, &target.abs) {
+                Ok(()) => temp.disarm(),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(Error::invalid_argument(format!(
+                        "Markdown file '{path}' already exists; choose another path."
+                    )));
+                }
+                Err(e) => return Err(Error::io(&format!("'{path}'"), &e)),
             }
+            sync_dir(&dir);
             Ok(sha256_hex(bytes))
         })();
         result.map_err(|err| cleanup(&created, err))
@@ -182,7 +190,20 @@ impl Workspace {
                     "Destination '{to}' already exists; choose another path."
                 )));
             }
-            fs::rename(&source.abs, &target.abs).map_err(|e| Error::io(&format!("'{from}'"), &e))?;
+            crate::failpoint("workspace.move.before-rename");
+            // Never replaces a file that appeared at the target since the check above.
+            match rename_no_replace(&source.abs, &target.abs) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(Error::invalid_argument(format!(
+                        "Destination '{to}' already exists; choose another path."
+                    )));
+                }
+                Err(e) => return Err(Error::io(&format!("'{from}'"), &e)),
+            }
+            if let Some(dir) = target.abs.parent() {
+                sync_dir(dir);
+            }
             Ok(hash)
         })();
         result.map_err(|err| cleanup(&created, err))
@@ -198,6 +219,7 @@ impl Workspace {
         let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let resolved = self.resolve(path)?;
         check_expected(&resolved.abs, path, expected)?;
+        crate::failpoint("workspace.delete.before-remove");
         fs::remove_file(&resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))
     }
 }

@@ -36,13 +36,13 @@ const JPEG_SIGNATURE: &[u8] = b"\xFF\xD8\xFF\xE0\x00\x10JFIF\x00\x01\x01\x00\x00
 const TEST_LIMIT: u64 = 4096;
 
 /// A local HTTPS server with fixed routes; one thread per connection.
-struct Server {
+pub(crate) struct Server {
     port: u16,
     cert_der: Vec<u8>,
 }
 
 impl Server {
-    fn start() -> Server {
+    pub(crate) fn start() -> Server {
         let certified =
             rcgen::generate_simple_self_signed(vec!["img.test".to_owned(), "private.test".to_owned()])
                 .unwrap();
@@ -73,11 +73,11 @@ impl Server {
         Server { port, cert_der }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("https://img.test:{}{path}", self.port)
     }
 
-    fn downloader(&self) -> Downloader {
+    pub(crate) fn downloader(&self) -> Downloader {
         self.downloader_with(self.cert_der.clone(), Duration::from_secs(20))
     }
 
@@ -268,7 +268,7 @@ fn http_errors_untrusted_certificates_and_unknown_hosts_have_fixed_messages() {
 
 // ---- the tools, through the engine ----
 
-fn engine(root: &Path, allow_writes: bool) -> Engine {
+pub(crate) fn engine(root: &Path, allow_writes: bool) -> Engine {
     let overrides = CliOverrides {
         project_root: Some(root.to_path_buf()),
         embedding_provider: Some(EmbeddingProvider::None),
@@ -279,7 +279,7 @@ fn engine(root: &Path, allow_writes: bool) -> Engine {
     Engine::open(loaded).unwrap()
 }
 
-fn save_req(url: String) -> SaveImageRequest {
+pub(crate) fn save_req(url: String) -> SaveImageRequest {
     SaveImageRequest {
         file: FileParam {
             download_url: Some(url),

@@ -10,6 +10,7 @@ mod format;
 mod html;
 #[path = "../common/images.rs"]
 mod images;
+mod kills;
 mod links;
 mod mcp;
 mod pdf;

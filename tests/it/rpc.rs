@@ -2,7 +2,7 @@
 //! timing or send what an SDK would not: starts the real binary, initializes, calls tools.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
@@ -19,13 +19,15 @@ pub struct Rpc {
 impl Rpc {
     /// Starts the binary with `args` (no subcommand: the stdio server) and initializes.
     pub fn start(args: &[&std::ffi::OsStr]) -> Rpc {
-        let mut child = bin()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut cmd = bin();
+        cmd.args(args).stderr(Stdio::null());
+        Rpc::spawn(cmd)
+    }
+
+    /// Starts the server from `cmd` (arguments, environment and stderr set by the caller; stdin
+    /// and stdout become pipes) and initializes.
+    pub fn spawn(mut cmd: Command) -> Rpc {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut rpc = Rpc { child, stdin, stdout, next_id: 0 };
@@ -38,6 +40,26 @@ impl Rpc {
         rpc
     }
 
+    /// The server process.
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Sends a request without waiting for its answer; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> u64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The frames left on stdout until the server closes it (call after the server died).
+    pub fn remaining_frames(&mut self) -> Vec<Value> {
+        let mut rest = String::new();
+        let _ = std::io::Read::read_to_string(&mut self.stdout, &mut rest);
+        rest.lines().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
     fn send(&mut self, frame: &Value) {
         self.stdin.write_all(frame.to_string().as_bytes()).unwrap();
         self.stdin.write_all(b"\n").unwrap();
@@ -46,9 +68,7 @@ impl Rpc {
 
     /// Sends a request and returns its response frame (skipping notifications).
     pub fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let id = self.send_request(method, params);
         let mut line = String::new();
         loop {
             line.clear();
