@@ -287,6 +287,17 @@ impl Engine {
         Ok(self.service.request_reindex(ReindexOptions { all, force: req.force.unwrap_or(false) }))
     }
 
+    /// At server start: with an existing index, an incremental reindex in the background, so edits
+    /// made while no server ran (a `git pull`, an editor) or cut off by a kill between a file's
+    /// write and its index update become searchable without a `kb_reindex`. A project without an
+    /// index keeps the contract's "Index is empty" answer until someone reindexes
+    /// (`docs/design/indexing-service.md`, "Catch-up at start").
+    pub fn catch_up_on_start(&self) {
+        if self.index_exists() {
+            self.service.request_reindex(ReindexOptions::default());
+        }
+    }
+
     /// Starts watching the knowledge-base root for external edits (`watchFiles`). A failure is
     /// also shown in `kb_status.synchronization`.
     pub fn start_watching(&self) -> Result<()> {

@@ -112,12 +112,14 @@ fn start(engine: Engine) -> Server {
         tracing::warn!("{}", e.message);
     }
     let server = Server::new(engine);
-    // Temp files of writes killed in an earlier run: swept a moment after the start, off the
-    // request path, so the walk does not delay `initialize`.
+    // Temp files of writes killed in an earlier run are swept, then the index catches up with
+    // edits made while no server ran: a moment after the start, off the request path, so neither
+    // walk delays `initialize`.
     let sweeper = Arc::clone(&server.engine);
     let _ = std::thread::Builder::new().name("sweep".into()).spawn(move || {
         std::thread::sleep(std::time::Duration::from_secs(1));
         sweeper.sweep_temp_files();
+        sweeper.catch_up_on_start();
     });
     server
 }
