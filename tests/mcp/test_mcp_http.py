@@ -470,7 +470,9 @@ def test_a_stdio_and_an_http_server_share_one_project():
                 print(f"stdio patch visible through HTTP after {time.monotonic() - t:.2f} s")
                 # Kill the HTTP server while it holds the writer: the stdio server takes over
                 # at its next mutation.
-                for attempt in range(5):
+                # On a loaded machine a patch may come back before its index update (unsynchronised)
+                # or after the writer went idle; try until both hold at once.
+                for attempt in range(20):
                     res = await patch_paragraph(web, "a.md", "紫陽花" if attempt == 0 else "朝顔", f"朝顔 {attempt}。")
                     if res["indexSynchronized"] and writer_lock_held(root):
                         break
