@@ -939,3 +939,18 @@ proptest! {
         }
     }
 }
+
+/// Found with 20,000 cases (issue #19): a `where.equals` or column name with a line break was
+/// echoed raw, so the error was two lines; control characters are escaped in messages now.
+#[test]
+fn messages_quote_values_on_one_line() {
+    let doc = "H0 | H1\n:-- | :--\n\n\n# word";
+    let anchor = anchor_of(doc, "t1");
+    let req =
+        request(serde_json::json!({"action": "delete_row", "where": {"columnIndex": 0, "equals": "x\ny"}}));
+    let err = plan(doc, &anchor, &req).unwrap_err();
+    assert_eq!(err.message, "No row has value 'x\\ny' in column H0.");
+    let req = request(serde_json::json!({"action": "delete_column", "column": "a\tb"}));
+    let err = plan(doc, &anchor, &req).unwrap_err();
+    assert_eq!(err.message, "Column 'a\\tb' was not found.");
+}
