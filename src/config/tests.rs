@@ -1048,3 +1048,18 @@ mod fuzz {
         }
     }
 }
+
+/// Found by `arbitrary_config_files_load_or_fail_in_one_sentence` at 20,000 cases (issue #19): an
+/// unknown `tools.disabled` entry with a line break made a two-line warning.
+#[test]
+fn tool_selector_warnings_stay_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded =
+        load_yaml(dir.path(), "tools:\n  disabled: \"a\\nb\"\n", CliOverrides::default()).expect("loads");
+    assert_eq!(
+        loaded.warnings,
+        [
+            "tools.disabled entry 'a\\nb' is neither a tool name (kb_…) nor a group (read, edit, assets, export, catalog); it was ignored."
+        ]
+    );
+}
