@@ -665,6 +665,128 @@ mod editing {
             prop_assert_eq!(&new_lines[new_lines.len() - tail..], &g.lines[e..].iter().map(String::as_str).collect::<Vec<_>>()[..]);
         }
     }
+
+    // Issue #19 (fuzzing): the splicer itself, on CRLF files and on index texts with hostile
+    // lines spliced in (flow style, anchors, block scalars, tabs, CR, multi-document, BOM).
+
+    fn crlf(text: &str) -> String {
+        text.replace('\n', "\r\n")
+    }
+
+    /// The change asked of the splicer: replace, add or remove, from `pick` and `item`.
+    fn change_of(
+        text: &str,
+        op: u8,
+        k: usize,
+        item: &serde_json::Value,
+    ) -> Option<(Mapping, Option<Mapping>, Option<usize>)> {
+        let new: Mapping = serde_json::from_value(item.clone()).ok()?;
+        let parsed: yaml_serde::Value = yaml_serde::from_str(text).ok()?;
+        let docs = parsed.get("docs").and_then(|d| d.as_sequence()).cloned().unwrap_or_default();
+        match op % 3 {
+            0 => Some((new, None, None)),
+            1 if !docs.is_empty() => {
+                Some((new, docs[k % docs.len()].as_mapping().cloned(), Some(k % docs.len())))
+            }
+            2 if !docs.is_empty() => Some((new, None, Some(k % docs.len()))),
+            _ => Some((new, None, None)),
+        }
+    }
+
+    fn splice_with(text: &str, change: &(Mapping, Option<Mapping>, Option<usize>)) -> crate::Result<String> {
+        use crate::catalog::editor::{Splice, splice};
+        let (new, old, k) = change;
+        let s = match (old, k) {
+            (Some(old), Some(k)) => Splice::Replace { k: *k, old, new },
+            (None, Some(k)) => Splice::Remove { k: *k },
+            _ => Splice::Add { new },
+        };
+        splice(text, "docs", &s, Language::En)
+    }
+
+    use yaml_serde::Mapping;
+
+    const HOSTILE: &[&str] = &[
+        "\t- id: tab",
+        "docs: [{id: f, path: f.md}]",
+        "  - &anchor",
+        "  - *alias",
+        "    title: |",
+        "      block",
+        "    title: >-",
+        "---",
+        "...",
+        "? complex",
+        ": value",
+        "\u{feff}# bom",
+        "  - id: e9\r  path: cr.md",
+        "docs:",
+        "  -",
+        "- id: top",
+        "    - nested: [1, 2",
+        "x: 'unterminated",
+        "    title: \"a # not comment\"",
+        "%YAML 1.2",
+        "!!map",
+        "  - !tag {id: t}",
+        "",
+        "   ",
+        "# only comment",
+        "docs: []",
+        "terms:",
+        "tags: null",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::markdown::tests::cases(96)))]
+
+        /// A CRLF index is edited exactly as its LF twin, and keeps CRLF on every line.
+        #[test]
+        fn crlf_files_are_edited_as_their_lf_twins(
+            g in gen_strategy(), op in any::<u8>(), k in any::<usize>(), item in item_strategy(),
+        ) {
+            let text = text_of(&g.lines);
+            let Some(change) = change_of(&text, op, k, &item) else { return Ok(()) };
+            let lf = splice_with(&text, &change);
+            let cr = splice_with(&crlf(&text), &change);
+            match (lf, cr) {
+                (Ok(lf), Ok(cr)) => {
+                    prop_assert_eq!(crlf(&lf), cr.clone());
+                    prop_assert!(!cr.replace("\r\n", "").contains('\n'), "a bare LF in {:?}", cr);
+                }
+                (Err(a), Err(b)) => prop_assert_eq!(a.code, b.code),
+                (a, b) => prop_assert!(false, "LF {:?} but CRLF {:?}", a, b),
+            }
+        }
+
+        /// Hostile lines anywhere in the index: the splicer never panics, and a refusal is one
+        /// sentence.
+        #[test]
+        fn hostile_index_text_never_panics(
+            g in gen_strategy(),
+            junk in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(HOSTILE)), 1..4),
+            raw in "(?s).{0,60}",
+            op in any::<u8>(), k in any::<usize>(), item in item_strategy(),
+        ) {
+            let mut lines = g.lines.clone();
+            for (at, line) in &junk {
+                let i = at.index(lines.len() + 1);
+                lines.insert(i, (*line).to_owned());
+            }
+            for text in [text_of(&lines), raw.clone(), crlf(&text_of(&lines)), text_of(&lines).replace('\n', "\r")] {
+                let change = change_of(&text, op, k, &item)
+                    .or_else(|| change_of(&text_of(&g.lines), op, k, &item));
+                let Some(change) = change else { continue };
+                match splice_with(&text, &change) {
+                    Ok(_) => {}
+                    Err(e) => {
+                        prop_assert!(!e.message.is_empty() && !e.message.contains('\n'), "{:?}", e.message);
+                        prop_assert!(matches!(e.code, ErrorCode::UnsupportedFormat | ErrorCode::InvalidArgument | ErrorCode::InternalError), "{:?}", e);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `DocCache::get_all` spreads a large index over threads: every document still gets its own

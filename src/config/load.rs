@@ -487,6 +487,11 @@ fn tool_selectors(
         {
             out.push(ToolSelector::Tool(lower));
         } else {
+            // Control characters escaped: a warning is one line of the log and of kb_status.
+            let name: String = name
+                .chars()
+                .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+                .collect();
             warnings.push(format!(
                 "{key} entry '{name}' is neither a tool name (kb_…) nor a group (read, edit, assets, export, catalog); it was ignored."
             ));

@@ -882,3 +882,184 @@ fn retrieval_keys_of_issue_17_load_and_validate() {
         assert_eq!(yaml_error(d, yaml), want, "{yaml}");
     }
 }
+
+/// Issue #19 (fuzzing): whole configuration files built from the real key tree with values of
+/// every YAML/JSON type, plus raw text, through the full loader (parse, build, validation).
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn cases(default: u32) -> u32 {
+        crate::markdown::tests::cases(default)
+    }
+
+    /// Any JSON value a user might put under a key: scalars of every type (including the edges
+    /// of numbers and odd strings), lists and small maps.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            prop::sample::select(&[0i64, 1, -1, 60, 65536, 4096, i64::MAX, i64::MIN][..])
+                .prop_map(Value::from),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+            prop::sample::select(&[0.5f64, -0.0, 1e308, 2.0, -1.5][..]).prop_map(Value::from),
+            prop::sample::select(
+                &[
+                    "",
+                    " ",
+                    "none",
+                    "openai-compatible",
+                    "lexical",
+                    "hybrid",
+                    "semantic",
+                    "auto",
+                    "read",
+                    "edit",
+                    "**/*.md",
+                    "http://127.0.0.1:1/v1",
+                    "http://example.com/v1",
+                    "ftp://x",
+                    "/abs/path",
+                    "../up",
+                    "rel/dir",
+                    "~",
+                    "null",
+                    "true",
+                    "60",
+                    "日本語",
+                    "\u{0}",
+                    "a\nb",
+                    "C:\\x",
+                    "*",
+                ][..],
+            )
+            .prop_map(Value::from),
+            ".{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-zA-Z]{1,8}", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Sets `dotted` (`a.b.c`) in `root` to `v`, making maps on the way (a non-map in the way
+    /// is replaced: the last writer wins, as in a hand-edited file).
+    fn set(root: &mut Value, dotted: &str, v: Value) {
+        let mut cur = root;
+        let parts: Vec<&str> = dotted.split('.').collect();
+        for (i, part) in parts.iter().enumerate() {
+            if !cur.is_object() {
+                *cur = json!({});
+            }
+            let map = cur.as_object_mut().expect("object");
+            if i + 1 == parts.len() {
+                map.insert((*part).to_owned(), v);
+                return;
+            }
+            cur = map.entry((*part).to_owned()).or_insert_with(|| json!({}));
+        }
+    }
+
+    /// Block-style YAML of a JSON value (strings double-quoted JSON-style, which YAML accepts).
+    fn yaml(v: &Value, indent: usize, out: &mut String) {
+        let pad = " ".repeat(indent);
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                for (k, x) in m {
+                    out.push_str(&format!("{pad}{k}:"));
+                    if matches!(x, Value::Object(o) if !o.is_empty())
+                        || matches!(x, Value::Array(a) if !a.is_empty())
+                    {
+                        out.push('\n');
+                        yaml(x, indent + 2, out);
+                    } else {
+                        out.push_str(&format!(" {x}\n"));
+                    }
+                }
+            }
+            Value::Array(a) if !a.is_empty() => {
+                for x in a {
+                    out.push_str(&format!("{pad}- {x}\n"));
+                }
+            }
+            other => out.push_str(&format!("{pad}{other}\n")),
+        }
+    }
+
+    fn config_text() -> impl Strategy<Value = String> {
+        let paths = file::known_leaf_paths();
+        let entry = (prop::sample::select(paths), value());
+        let built = (prop::collection::vec(entry, 0..8), any::<bool>(), prop::option::of("[a-z]{1,6}"))
+            .prop_map(|(entries, as_json, unknown)| {
+                let mut root = json!({});
+                for (path, v) in entries {
+                    set(&mut root, &path, v);
+                }
+                if let Some(u) = unknown {
+                    set(&mut root, &format!("knowledgeBase.{u}"), json!(1));
+                }
+                if as_json {
+                    root.to_string()
+                } else {
+                    let mut out = String::new();
+                    yaml(&root, 0, &mut out);
+                    out
+                }
+            });
+        prop_oneof![
+            6 => built,
+            1 => "(?s).{0,80}",
+            1 => "([a-zA-Z]{1,6}:( |\n  )(&a |\\*a|!!str |!!binary |\\[|\\{|-|\\||>|'|\")?[a-z0-9]{0,4}\n){1,5}",
+        ]
+    }
+
+    /// A loader error is one line, non-empty, ends with a full stop and names no Rust type.
+    fn one_sentence(message: &str) -> std::result::Result<(), TestCaseError> {
+        prop_assert!(!message.is_empty());
+        prop_assert!(!message.contains('\n'), "several lines: {message:?}");
+        prop_assert!(message.ends_with('.'), "no full stop: {message:?}");
+        prop_assert!(!message.contains("FileConfig") && !message.contains("struct "), "{message:?}");
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases(160)))]
+
+        /// Loading never panics; a failure is `INVALID_ARGUMENT` with one sentence.
+        #[test]
+        fn arbitrary_config_files_load_or_fail_in_one_sentence(text in config_text()) {
+            let dir = tempfile::tempdir().unwrap();
+            match load_yaml(dir.path(), &text, CliOverrides::default()) {
+                Ok(loaded) => {
+                    for w in &loaded.warnings {
+                        prop_assert!(!w.is_empty() && !w.contains('\n'), "{w:?}");
+                    }
+                }
+                Err(e) => {
+                    prop_assert_eq!(e.code, ErrorCode::InvalidArgument, "{:?}", e);
+                    one_sentence(&e.message)?;
+                }
+            }
+        }
+    }
+}
+
+/// Found by `arbitrary_config_files_load_or_fail_in_one_sentence` at 20,000 cases (issue #19): an
+/// unknown `tools.disabled` entry with a line break made a two-line warning.
+#[test]
+fn tool_selector_warnings_stay_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let loaded =
+        load_yaml(dir.path(), "tools:\n  disabled: \"a\\nb\"\n", CliOverrides::default()).expect("loads");
+    assert_eq!(
+        loaded.warnings,
+        [
+            "tools.disabled entry 'a\\nb' is neither a tool name (kb_…) nor a group (read, edit, assets, export, catalog); it was ignored."
+        ]
+    );
+}

@@ -9,9 +9,16 @@ use super::resolve::Resolved;
 use super::validate::{DELETE_SECTION_HEADING, DELETE_SECTION_MARKDOWN, REPLACE_SECTION_HEADING};
 use super::{PatchKind, PlannedEdit};
 
-/// `\r\n` if the source contains any CRLF, else `\n`.
+/// `\r\n` if the source contains any CRLF, else `\n`; `\r` for a file whose only line
+/// endings are lone CRs (classic Mac), so an edit does not mix endings into it.
 pub(super) fn detect_eol(source: &str) -> &'static str {
-    if source.contains("\r\n") { "\r\n" } else { "\n" }
+    if source.contains("\r\n") {
+        "\r\n"
+    } else if source.contains('\r') && !source.contains('\n') {
+        "\r"
+    } else {
+        "\n"
+    }
 }
 
 /// Every `\r\n` and lone `\r` becomes `\n`, then every `\n` becomes `eol`.
@@ -297,14 +304,18 @@ fn list_own_edit(
 }
 
 fn list_insert_after(source: &str, at: usize, fragment: &str, eol: &str) -> String {
-    let prefix = if at > 0 && source.as_bytes().get(at - 1) != Some(&b'\n') { eol } else { "" };
+    let prefix =
+        if at > 0 && !matches!(source.as_bytes().get(at - 1), Some(b'\n' | b'\r')) { eol } else { "" };
     let suffix = if at < source.len() { eol } else { "" };
     format!("{prefix}{fragment}{suffix}")
 }
 
 fn quote_insert_after(source: &str, at: usize, fragment: &str, eol: &str) -> String {
-    let prefix =
-        if at > 0 && source.as_bytes().get(at - 1) == Some(&b'\n') { eol.to_owned() } else { eol.repeat(2) };
+    let prefix = if at > 0 && matches!(source.as_bytes().get(at - 1), Some(b'\n' | b'\r')) {
+        eol.to_owned()
+    } else {
+        eol.repeat(2)
+    };
     let suffix = match source.get(at..) {
         Some(rest) if !rest.is_empty() => {
             if rest.starts_with(eol) {

@@ -832,3 +832,81 @@ proptest! {
         }
     }
 }
+
+// Issue #19 (fuzzing): the planner over the Markdown grammar of `markdown::tests` (nested lists,
+// quotes, fences, tables, front matter, CR/CRLF/LF mixes, NUL, full-width text, raw strings).
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(crate::markdown::tests::cases(160)))]
+
+    /// A plan either fails as INVALID_ARGUMENT/CONFLICT or changes only its planned ranges, and
+    /// its result is a document that keeps every model invariant.
+    #[test]
+    fn plans_on_markdownish_documents_touch_only_their_ranges(
+        text in crate::markdown::tests::markdownish(),
+        specs in prop::collection::vec(op_strategy(), 1..4),
+    ) {
+        let ops = build_ops(&text, &specs);
+        match plan_patch(&text, &ops) {
+            Ok(p) => {
+                assert_only_planned_ranges_changed(&text, &p);
+                crate::markdown::tests::check_invariants(&p.text, &Document::parse(&p.text))?;
+            }
+            Err(e) => {
+                prop_assert!(matches!(e.code, ErrorCode::InvalidArgument | ErrorCode::Conflict), "{:?}", e);
+                prop_assert!(!e.message.is_empty() && !e.message.contains('\n'), "{:?}", e.message);
+            }
+        }
+    }
+
+    /// All or nothing: adding one operation with a stale self hash to any request makes the
+    /// whole plan fail, so nothing of the other operations is applied either.
+    #[test]
+    fn one_stale_operation_rejects_the_whole_plan(
+        text in crate::markdown::tests::markdownish(),
+        specs in prop::collection::vec(op_strategy(), 0..3),
+        stale in any::<prop::sample::Index>(),
+        kind in 0..PatchKind::ALL.len(),
+    ) {
+        let doc = Document::parse(&text);
+        if doc.elements.is_empty() {
+            return Ok(());
+        }
+        let e = &doc.elements[stale.index(doc.elements.len())];
+        // Flip the last digit of the self hash.
+        let mut hash = e.self_hash.clone();
+        let last = hash.pop().unwrap();
+        hash.push(if last == '0' { '1' } else { '0' });
+        let mut ops = build_ops(&text, &specs);
+        let markdown = (PatchKind::ALL[kind] != PatchKind::DeleteSection && PatchKind::ALL[kind] != PatchKind::Delete)
+            .then_some("New paragraph.");
+        ops.push(PatchOp::new(PatchKind::ALL[kind], format!("{}~{hash}~{}", e.pointer, e.subtree_hash), markdown));
+        let got = plan_patch(&text, &ops);
+        prop_assert!(got.is_err(), "a stale anchor was applied: {:?}", got);
+    }
+}
+
+/// Found with the Markdown grammar (issue #19): inserting a `---` block after the front matter made
+/// a second element named `frontmatter`; only the first block of a file is front matter now.
+#[test]
+fn a_second_metadata_block_is_not_front_matter() {
+    let text = "---\ntitle: T\n---";
+    let doc = Document::parse(text);
+    let fm = &doc.elements[0];
+    let got =
+        plan(text, &[PatchOp::new(PatchKind::InsertAfter, fm.anchor(), Some("---\na: b\n---"))]).unwrap();
+    assert_eq!(got, "---\ntitle: T\n---\n\n---\na: b\n---");
+    let after = Document::parse(&got);
+    let pointers: Vec<&str> = after.elements.iter().map(|e| e.pointer.as_str()).collect();
+    assert_eq!(pointers, ["frontmatter"]);
+}
+
+/// CR-only files (issue #19): inserted text takes `\r`, so the file keeps one kind of ending.
+#[test]
+fn cr_only_files_get_cr_line_endings() {
+    let text = "# T\rFirst.\r\rSecond.\r";
+    let doc = Document::parse(text);
+    let first = doc.elements.iter().find(|e| e.text == "First.").unwrap();
+    let got =
+        plan(text, &[PatchOp::new(PatchKind::InsertAfter, first.anchor(), Some("New\nlines."))]).unwrap();
+    assert_eq!(got, "# T\rFirst.\r\rNew\rlines.\r\rSecond.\r");
+}

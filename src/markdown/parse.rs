@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use crate::text::{LineIndex, line_content_end, line_start, segments_hash_hex, xxh64_hex};
+use crate::text::{segments_hash_hex, xxh64_hex};
 
 use super::pointer::LogicalPointer;
 use super::{Document, Element, ElementKind, ListItemInfo};
@@ -123,7 +123,8 @@ fn walk(text: &str, tables: bool) -> WalkResult {
         frames: Vec::new(),
         saw_table: false,
     };
-    for (event, range) in Parser::new_ext(text, options(tables)).into_offset_iter() {
+    let view = lf_view(text);
+    for (event, range) in Parser::new_ext(&view, options(tables)).into_offset_iter() {
         match event {
             Event::Start(tag) => w.start(tag, range),
             Event::End(tag) => w.end(tag, range),
@@ -136,6 +137,20 @@ fn walk(text: &str, tables: bool) -> WalkResult {
         paragraphs: w.paragraphs,
         saw_table: w.saw_table,
     }
+}
+
+/// The text pulldown-cmark reads: every lone `\r` replaced by `\n`. pulldown-cmark does not treat a
+/// lone CR as a line ending everywhere (a fence's info string runs past it, for one), while
+/// CommonMark does; one ASCII byte for another keeps every offset, so spans still index `text`.
+fn lf_view(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
+    if !(0..bytes.len()).any(lone) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mapped: Vec<u8> = (0..bytes.len()).map(|i| if lone(i) { b'\n' } else { bytes[i] }).collect();
+    // Replacing one ASCII byte by another keeps the text UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(mapped).unwrap_or_else(|_| text.to_owned()))
 }
 
 /// Is this tag inline content (part of a paragraph) rather than a block?
@@ -164,6 +179,51 @@ pub(crate) fn is_inline_tag_end(tag: &TagEnd) -> bool {
             | TagEnd::Link
             | TagEnd::Image
     )
+}
+
+/// Byte offset of the start of the line that contains `pos`. Line endings are `\n`, `\r\n` and a
+/// lone `\r` (CommonMark §2.1, as pulldown-cmark reads them); a `pos` between the `\r` and `\n`
+/// of a CRLF belongs to the line the CRLF ends.
+pub(crate) fn line_start(text: &str, pos: usize) -> usize {
+    let bytes = text.as_bytes();
+    let pos = pos.min(bytes.len());
+    let mut end = pos;
+    if end > 0 && bytes[end - 1] == b'\r' && bytes.get(end) == Some(&b'\n') {
+        end -= 1;
+    }
+    bytes[..end].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1)
+}
+
+/// Byte offset of the end of the line that contains `pos`, without its line ending (`\n`,
+/// `\r\n` or a lone `\r`).
+pub(crate) fn line_content_end(text: &str, pos: usize) -> usize {
+    let bytes = text.as_bytes();
+    let pos = pos.min(bytes.len());
+    match bytes[pos..].iter().position(|&b| b == b'\n' || b == b'\r').map(|i| pos + i) {
+        Some(n) if bytes[n] == b'\n' && n > 0 && bytes[n - 1] == b'\r' => n - 1,
+        Some(n) => n,
+        None => bytes.len(),
+    }
+}
+
+/// 1-based line numbers of byte offsets, counting `\n`, `\r\n` and lone `\r` line endings.
+pub(crate) struct Lines {
+    /// Offsets of the last byte of every line ending.
+    ends: Vec<usize>,
+}
+
+impl Lines {
+    pub(crate) fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let ends = (0..bytes.len())
+            .filter(|&i| bytes[i] == b'\n' || (bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+            .collect();
+        Lines { ends }
+    }
+
+    pub(crate) fn line(&self, pos: usize) -> usize {
+        1 + self.ends.partition_point(|&e| e < pos)
+    }
 }
 
 /// End of the last non-blank byte of `range` (spaces, tabs and line endings are blank).
@@ -306,6 +366,10 @@ impl Walker<'_> {
                 }
                 self.frames.push(Frame::Leaf);
             }
+            // pulldown-cmark also reads a `---` block later in the document as metadata; only the
+            // one at the very start is front matter (there is one `frontmatter` pointer), a later
+            // one is raw source that belongs to no element.
+            Tag::MetadataBlock(_) if range.start != 0 => self.frames.push(Frame::Leaf),
             Tag::MetadataBlock(_) => {
                 let span = leaf_span(self.text, &range);
                 let saved = std::mem::replace(&mut self.section, "frontmatter".to_owned());
@@ -421,7 +485,7 @@ impl Walker<'_> {
 
 /// `^(?<indent>[ \t]*)(?<marker>[-+*]|[0-9]+[.)])(?=[ \t]|$)` on the item's first line.
 fn parse_marker(item: &str) -> (usize, String) {
-    let line = item.split('\n').next().unwrap_or("").trim_end_matches('\r');
+    let line = item.split(['\n', '\r']).next().unwrap_or("");
     let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
     let rest = &line[indent..];
     let followed_ok = |i: usize| rest[i..].is_empty() || rest[i..].starts_with([' ', '\t']);
@@ -445,7 +509,7 @@ fn parse_marker(item: &str) -> (usize, String) {
 /// Title of a heading span: ATX `^#{1,6}\s+(.+?)\s*$` minus a closing `#` run; setext: the
 /// trimmed first line.
 pub(super) fn heading_title(span: &str) -> String {
-    let first = span.split('\n').next().unwrap_or("").trim_end_matches('\r');
+    let first = span.split(['\n', '\r']).next().unwrap_or("");
     let hashes = first.bytes().take_while(|&b| b == b'#').count();
     if (1..=6).contains(&hashes) {
         let rest = &first[hashes..];
@@ -548,7 +612,7 @@ fn finish(text: &str, elements: &mut [Element]) {
         open.push((start, level));
     }
 
-    let lines = LineIndex::new(text);
+    let lines = Lines::new(text);
     for e in elements.iter_mut() {
         e.start_line = lines.line(e.range.start);
         e.end_line = lines.line(e.range.end.saturating_sub(1).max(e.range.start));
@@ -585,12 +649,12 @@ fn finish(text: &str, elements: &mut [Element]) {
     }
 }
 
-/// The position after one line ending at `pos` (`\n` or `\r\n`), or `pos`.
+/// The position after one line ending at `pos` (`\n`, `\r\n` or a lone `\r`), or `pos`.
 pub(super) fn extend_eol(text: &str, pos: usize) -> usize {
     let rest = &text.as_bytes()[pos..];
     if rest.starts_with(b"\r\n") {
         pos + 2
-    } else if rest.starts_with(b"\n") {
+    } else if rest.starts_with(b"\n") || rest.starts_with(b"\r") {
         pos + 1
     } else {
         pos
@@ -611,6 +675,8 @@ fn own_segments(text: &str, range: &Range<usize>, children: &[Range<usize>]) -> 
             if end > cursor && bytes[end - 1] == b'\r' {
                 end -= 1;
             }
+        } else if end > cursor && bytes[end - 1] == b'\r' {
+            end -= 1;
         }
         if end > cursor {
             segments.push(cursor..end);

@@ -425,8 +425,8 @@ impl<'a> Ctx<'a> {
             self.proj.columns.iter().enumerate().filter(|(_, (n, _))| n == name).map(|(i, _)| i).collect();
         match matches.as_slice() {
             [one] => Ok(*one),
-            [] => Err(Error::invalid_argument(format!("Column '{name}' was not found."))),
-            _ => Err(ambiguous(format!("Column '{name}' has multiple matches; use {use_instead}."))),
+            [] => Err(Error::invalid_argument(format!("Column '{}' was not found.", shown(name)))),
+            _ => Err(ambiguous(format!("Column '{}' has multiple matches; use {use_instead}.", shown(name)))),
         }
     }
 
@@ -478,6 +478,7 @@ impl<'a> Ctx<'a> {
                     .map(|(i, _)| i)
                     .collect();
                 let label = self.column_label(c);
+                let equals = shown(equals);
                 match matches.as_slice() {
                     [one] => Ok(*one),
                     [] => Err(Error::invalid_argument(format!(
@@ -852,4 +853,13 @@ fn verify(new_text: &str, range: Range<usize>, expected: &Expected) -> Result<St
         }
     }
     Ok(element.anchor())
+}
+
+/// A value the caller sent, as quoted in a message: control characters (a line break in a cell
+/// value, say) escaped, so every message stays one line.
+fn shown(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
 }

@@ -887,3 +887,70 @@ proptest! {
         }
     }
 }
+
+// Issue #19 (fuzzing): tables inside the Markdown grammar of `markdown::tests` (sections,
+// lists, quotes, fences, front matter, CR/CRLF/LF mixes, stray pipes, full-width text).
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(crate::markdown::tests::cases(160)))]
+
+    /// Whatever surrounds the table, a successful edit changes only bytes inside it, leaves a
+    /// table of the asked shape at the same place, and the document keeps every model invariant.
+    #[test]
+    fn edits_of_tables_in_markdownish_documents_stay_inside(
+        doc in crate::markdown::tests::markdownish(),
+        pick in any::<prop::sample::Index>(),
+        req in any_request(),
+    ) {
+        let parsed = Document::parse(&doc);
+        let tables: Vec<_> = parsed.elements.iter().filter(|e| e.kind == ElementKind::Table).collect();
+        if tables.is_empty() {
+            return Ok(());
+        }
+        let table = tables[pick.index(tables.len())];
+        let request = request(req);
+        match plan(&doc, &table.anchor(), &request) {
+            Ok((new_text, pointer)) => {
+                let (start, end) = (table.range.start, table.range.end);
+                prop_assert_eq!(&new_text[..start], &doc[..start]);
+                prop_assert!(new_text.len() >= doc.len() - end);
+                prop_assert_eq!(&new_text[new_text.len() - (doc.len() - end)..], &doc[end..]);
+                let after = Document::parse(&new_text);
+                crate::markdown::tests::check_invariants(&new_text, &after)?;
+                let el = after.elements.iter().find(|e| e.anchor() == pointer);
+                prop_assert!(el.is_some(), "the new anchor {} is not in {:?}", pointer, new_text);
+                let el = el.unwrap();
+                prop_assert_eq!(el.kind, ElementKind::Table);
+                prop_assert_eq!(el.range.start, start);
+                let before = Table::parse(&table.text).unwrap().projection(&table.text);
+                let now = Table::parse(&el.text).unwrap().projection(&el.text);
+                let (dc, dr): (isize, isize) = match request.action {
+                    TableAction::InsertRow => (0, 1),
+                    TableAction::DeleteRow => (0, -1),
+                    TableAction::InsertColumn => (1, 0),
+                    TableAction::DeleteColumn => (-1, 0),
+                    _ => (0, 0),
+                };
+                prop_assert_eq!(now.column_count as isize, before.column_count as isize + dc);
+                prop_assert_eq!(now.row_count as isize, before.row_count as isize + dr);
+            }
+            Err(e) => {
+                prop_assert!(!e.message.is_empty() && !e.message.contains('\n'), "{:?}", e.message);
+            }
+        }
+    }
+}
+
+/// Found with 20,000 cases (issue #19): a `where.equals` or column name with a line break was
+/// echoed raw, so the error was two lines; control characters are escaped in messages now.
+#[test]
+fn messages_quote_values_on_one_line() {
+    let doc = "H0 | H1\n:-- | :--\n\n\n# word";
+    let anchor = anchor_of(doc, "t1");
+    let req =
+        request(serde_json::json!({"action": "delete_row", "where": {"columnIndex": 0, "equals": "x\ny"}}));
+    let err = plan(doc, &anchor, &req).unwrap_err();
+    assert_eq!(err.message, "No row has value 'x\\ny' in column H0.");
+    let req = request(serde_json::json!({"action": "delete_column", "column": "a\tb"}));
+    let err = plan(doc, &anchor, &req).unwrap_err();
+    assert_eq!(err.message, "Column 'a\\tb' was not found.");
+}
