@@ -99,8 +99,16 @@ struct Walker<'a> {
     elements: Vec<Element>,
     paragraphs: Vec<ParagraphRecord>,
     frames: Vec<Frame>,
+    /// How many `Frame::Quote`s are on `frames` (so `in_quote` is O(1) however deep the lists).
+    quotes: usize,
     saw_table: bool,
 }
+
+/// Deepest list-item nesting published as elements (depth 0 is a top-level item). Items nested
+/// deeper are part of their ancestor at this depth, as items inside quotes are: their pointers
+/// would be kilobytes long (`li1.li1.…`), and 10,000 levels on one line made the parse quadratic
+/// in time and memory (docs/reliability.md).
+pub(super) const MAX_ITEM_DEPTH: u32 = 100;
 
 fn options(tables: bool) -> Options {
     let mut o = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
@@ -121,6 +129,7 @@ fn walk(text: &str, tables: bool) -> WalkResult {
         elements: Vec::new(),
         paragraphs: Vec::new(),
         frames: Vec::new(),
+        quotes: 0,
         saw_table: false,
     };
     for (event, range) in Parser::new_ext(text, options(tables)).into_offset_iter() {
@@ -199,7 +208,7 @@ fn join(section: &str, leaf: &str) -> String {
 
 impl Walker<'_> {
     fn in_quote(&self) -> bool {
-        self.frames.iter().any(|f| matches!(f, Frame::Quote))
+        self.quotes > 0
     }
 
     fn in_item(&self) -> bool {
@@ -332,6 +341,7 @@ impl Walker<'_> {
                     self.push_element(ElementKind::BlockQuote, pointer, span);
                 }
                 self.frames.push(Frame::Quote);
+                self.quotes += 1;
             }
             Tag::List(_) => self.frames.push(Frame::List { start: range.start }),
             Tag::Item => self.item(range),
@@ -348,7 +358,9 @@ impl Walker<'_> {
         // An item's physical range was fixed at its start: pulldown-cmark's item range already
         // covers every descendant.
         let _ = (tag, range);
-        self.frames.pop();
+        if let Some(Frame::Quote) = self.frames.pop() {
+            self.quotes -= 1;
+        }
     }
 
     fn heading(&mut self, level: u8, span: Range<usize>) {
@@ -378,7 +390,14 @@ impl Walker<'_> {
             Some(Frame::List { start }) => *start,
             _ => range.start,
         };
-        if self.in_quote() {
+        // The nearest enclosing item: below an unpublished one (in a quote, or too deep) nothing
+        // is published either.
+        let nearest = self.frames.iter().rev().find_map(|f| match f {
+            Frame::Item { published, depth, .. } => Some((*published, *depth)),
+            _ => None,
+        });
+        let too_deep = nearest.is_some_and(|(published, depth)| !published || depth >= MAX_ITEM_DEPTH);
+        if self.in_quote() || too_deep {
             self.frames.push(Frame::Item {
                 published: false,
                 pointer: String::new(),
@@ -421,7 +440,7 @@ impl Walker<'_> {
 
 /// `^(?<indent>[ \t]*)(?<marker>[-+*]|[0-9]+[.)])(?=[ \t]|$)` on the item's first line.
 fn parse_marker(item: &str) -> (usize, String) {
-    let line = item.split('\n').next().unwrap_or("").trim_end_matches('\r');
+    let line = item.split(['\n', '\r']).next().unwrap_or("");
     let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
     let rest = &line[indent..];
     let followed_ok = |i: usize| rest[i..].is_empty() || rest[i..].starts_with([' ', '\t']);
@@ -445,7 +464,7 @@ fn parse_marker(item: &str) -> (usize, String) {
 /// Title of a heading span: ATX `^#{1,6}\s+(.+?)\s*$` minus a closing `#` run; setext: the
 /// trimmed first line.
 pub(super) fn heading_title(span: &str) -> String {
-    let first = span.split('\n').next().unwrap_or("").trim_end_matches('\r');
+    let first = span.split(['\n', '\r']).next().unwrap_or("");
     let hashes = first.bytes().take_while(|&b| b == b'#').count();
     if (1..=6).contains(&hashes) {
         let rest = &first[hashes..];
@@ -585,12 +604,12 @@ fn finish(text: &str, elements: &mut [Element]) {
     }
 }
 
-/// The position after one line ending at `pos` (`\n` or `\r\n`), or `pos`.
+/// The position after one line ending at `pos` (`\n`, `\r\n` or a lone `\r`), or `pos`.
 pub(super) fn extend_eol(text: &str, pos: usize) -> usize {
     let rest = &text.as_bytes()[pos..];
     if rest.starts_with(b"\r\n") {
         pos + 2
-    } else if rest.starts_with(b"\n") {
+    } else if rest.starts_with(b"\n") || rest.starts_with(b"\r") {
         pos + 1
     } else {
         pos
@@ -611,6 +630,8 @@ fn own_segments(text: &str, range: &Range<usize>, children: &[Range<usize>]) -> 
             if end > cursor && bytes[end - 1] == b'\r' {
                 end -= 1;
             }
+        } else if end > cursor && bytes[end - 1] == b'\r' {
+            end -= 1;
         }
         if end > cursor {
             segments.push(cursor..end);
