@@ -6,6 +6,7 @@ mod cli;
 mod corpus;
 #[path = "../fake_embed/mod.rs"]
 mod fake_embed;
+mod hostile;
 mod html;
 #[path = "../common/images.rs"]
 mod images;

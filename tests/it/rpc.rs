@@ -19,13 +19,15 @@ pub struct Rpc {
 impl Rpc {
     /// Starts the binary with `args` (no subcommand: the stdio server) and initializes.
     pub fn start(args: &[&std::ffi::OsStr]) -> Rpc {
-        let mut child = bin()
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut command = bin();
+        command.args(args).stderr(Stdio::null());
+        Rpc::start_command(command)
+    }
+
+    /// Starts `command` (its stderr as the caller set it; stdin and stdout become the pipes) and
+    /// initializes.
+    pub fn start_command(mut command: std::process::Command) -> Rpc {
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut rpc = Rpc { child, stdin, stdout, next_id: 0 };
@@ -36,6 +38,48 @@ impl Rpc {
         assert!(init["result"]["serverInfo"].is_object(), "{init}");
         rpc.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         rpc
+    }
+
+    /// The server's process id (for `/proc/<pid>/status`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes `bytes` and a newline as they are: garbage a client library would never send.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends `ping` with `id` and returns every frame that arrived before its answer, so a test
+    /// sees what the server said to garbage sent just before (and that it still answers).
+    pub fn frames_until_ping(&mut self, id: u64) -> Vec<Value> {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+        let mut frames = self.frames_until(|f| f["id"] == id && f.get("result").is_some());
+        frames.pop();
+        frames
+    }
+
+    /// Reads frames up to and including the first one `done` accepts.
+    pub fn frames_until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut frames = Vec::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
+            let frame: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC frames");
+            let last = done(&frame);
+            frames.push(frame);
+            if last {
+                return frames;
+            }
+        }
+    }
+
+    /// Calls a tool and returns the whole response frame, error or not.
+    pub fn call_raw(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
     }
 
     fn send(&mut self, frame: &Value) {
