@@ -197,6 +197,18 @@ impl Error {
                 ErrorCode::PermissionDenied,
                 format!("Access to {what} was denied by the operating system; check its permissions."),
             ),
+            std::io::ErrorKind::InvalidFilename => Self::new(
+                ErrorCode::InvalidPath,
+                format!(
+                    "The path of {what} is longer than the file system allows (255 bytes a name, 4096 a path); use a shorter one."
+                ),
+            ),
+            std::io::ErrorKind::StorageFull
+            | std::io::ErrorKind::QuotaExceeded
+            | std::io::ErrorKind::FileTooLarge
+            | std::io::ErrorKind::ReadOnlyFilesystem => Self::internal(format!(
+                "Writing {what} failed because the disk refused it ({err}); free space, raise the limit or make it writable, then retry."
+            )),
             _ => Self::internal(format!("I/O failed on {what}: {err}.")),
         };
         error.with_source(copy_io_error(err))

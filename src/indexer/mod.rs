@@ -693,7 +693,12 @@ impl Indexer {
         }
         let source = match self.workspace.read_markdown(&entry.path) {
             Ok(s) => s,
-            Err(e) if matches!(e.code, ErrorCode::UnsupportedFormat | ErrorCode::NotFound) => {
+            Err(e)
+                if matches!(
+                    e.code,
+                    ErrorCode::UnsupportedFormat | ErrorCode::NotFound | ErrorCode::InvalidPath
+                ) =>
+            {
                 if stored.is_some() {
                     batch.delete_document(path)?;
                     self.writer.delete_path(path);
@@ -702,6 +707,9 @@ impl Indexer {
             }
             Err(e) => return Err(e),
         };
+        // A file changed between this read and the commit must not be recorded with the new
+        // hash and the old text (`docs/reliability.md`, "a file that changes while indexed").
+        crate::failpoint("indexer.after-read");
         if !all && let Some(old) = stored.filter(|d| d.source_hash == source.source_hash) {
             // Same bytes, new metadata (e.g. `touch`): remember it for the fast path.
             let record =

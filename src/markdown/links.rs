@@ -87,7 +87,16 @@ pub fn scan_links(text: &str) -> LinkScan {
     let mut scan = LinkScan::default();
     let mut used_labels: Vec<String> = Vec::new();
     let mut heading: Option<ScannedHeading> = None;
-    let mut iter = Parser::new_ext(text, options).into_offset_iter();
+    // A lone CR ends a line, but pulldown-cmark's heading-attribute scan only stops at `\n`, so
+    // a CR-only file would read as one heading. `\r` -> `\n` keeps every byte offset.
+    let unix;
+    let parsed = if text.contains('\r') {
+        unix = lone_cr_as_lf(text);
+        unix.as_str()
+    } else {
+        text
+    };
+    let mut iter = Parser::new_ext(parsed, options).into_offset_iter();
     let mut defs: Vec<(String, String, usize)> = Vec::new();
     for (label, def) in iter.reference_definitions().iter() {
         defs.push((label.to_lowercase(), def.dest.to_string(), def.span.start));
@@ -208,4 +217,16 @@ pub fn prose_text(text: &str) -> String {
         }
     }
     out
+}
+
+/// `text` with each lone `\r` (not followed by `\n`) replaced by `\n`: same length, same offsets.
+fn lone_cr_as_lf(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    for i in 0..bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+            out[i] = b'\n';
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }

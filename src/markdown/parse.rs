@@ -99,8 +99,16 @@ struct Walker<'a> {
     elements: Vec<Element>,
     paragraphs: Vec<ParagraphRecord>,
     frames: Vec<Frame>,
+    /// How many `Frame::Quote`s are on `frames` (so `in_quote` is O(1) however deep the lists).
+    quotes: usize,
     saw_table: bool,
 }
+
+/// Deepest list-item nesting published as elements (depth 0 is a top-level item). Items nested
+/// deeper are part of their ancestor at this depth, as items inside quotes are: their pointers
+/// would be kilobytes long (`li1.li1.…`), and 10,000 levels on one line made the parse quadratic
+/// in time and memory (docs/reliability.md).
+pub(super) const MAX_ITEM_DEPTH: u32 = 100;
 
 fn options(tables: bool) -> Options {
     let mut o = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
@@ -121,6 +129,7 @@ fn walk(text: &str, tables: bool) -> WalkResult {
         elements: Vec::new(),
         paragraphs: Vec::new(),
         frames: Vec::new(),
+        quotes: 0,
         saw_table: false,
     };
     let view = lf_view(text);
@@ -259,7 +268,7 @@ fn join(section: &str, leaf: &str) -> String {
 
 impl Walker<'_> {
     fn in_quote(&self) -> bool {
-        self.frames.iter().any(|f| matches!(f, Frame::Quote))
+        self.quotes > 0
     }
 
     fn in_item(&self) -> bool {
@@ -396,6 +405,7 @@ impl Walker<'_> {
                     self.push_element(ElementKind::BlockQuote, pointer, span);
                 }
                 self.frames.push(Frame::Quote);
+                self.quotes += 1;
             }
             Tag::List(_) => self.frames.push(Frame::List { start: range.start }),
             Tag::Item => self.item(range),
@@ -412,7 +422,9 @@ impl Walker<'_> {
         // An item's physical range was fixed at its start: pulldown-cmark's item range already
         // covers every descendant.
         let _ = (tag, range);
-        self.frames.pop();
+        if let Some(Frame::Quote) = self.frames.pop() {
+            self.quotes -= 1;
+        }
     }
 
     fn heading(&mut self, level: u8, span: Range<usize>) {
@@ -442,7 +454,14 @@ impl Walker<'_> {
             Some(Frame::List { start }) => *start,
             _ => range.start,
         };
-        if self.in_quote() {
+        // The nearest enclosing item: below an unpublished one (in a quote, or too deep) nothing
+        // is published either.
+        let nearest = self.frames.iter().rev().find_map(|f| match f {
+            Frame::Item { published, depth, .. } => Some((*published, *depth)),
+            _ => None,
+        });
+        let too_deep = nearest.is_some_and(|(published, depth)| !published || depth >= MAX_ITEM_DEPTH);
+        if self.in_quote() || too_deep {
             self.frames.push(Frame::Item {
                 published: false,
                 pointer: String::new(),

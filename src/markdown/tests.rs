@@ -315,6 +315,40 @@ fn outline_tree_uses_levels() {
 }
 
 #[test]
+fn cr_only_line_endings_give_lines_titles_and_spans_like_lf() {
+    // A file saved with classic Mac line endings: pulldown-cmark (CommonMark) sees the lines, and
+    // so must our line numbers, heading titles and spans.
+    let lf = "intro\n# Title\ntext one\n\n- a\n  - b\n- c\n";
+    let cr = lf.replace('\n', "\r");
+    let (dl, dc) = (Document::parse(lf), Document::parse(&cr));
+    let view = |d: &Document| -> Vec<(String, usize, usize, std::ops::Range<usize>)> {
+        d.elements
+            .iter()
+            .map(|e| (e.pointer.to_string(), e.start_line, e.end_line, e.range.clone()))
+            .collect()
+    };
+    assert_eq!(view(&dc), view(&dl));
+    assert_eq!(outline(&dc, &cr)[0].title, "Title");
+    let texts: Vec<&str> = dc.elements.iter().map(|e| e.text.as_str()).collect();
+    assert!(texts.contains(&"# Title") && texts.contains(&"text one"), "{texts:?}");
+}
+
+#[test]
+fn list_items_nested_past_the_depth_limit_belong_to_their_ancestor() {
+    let depth = super::parse::MAX_ITEM_DEPTH as usize;
+    let src = format!("{}deep\n", "- ".repeat(10_000));
+    let doc = Document::parse(&src);
+    let items: Vec<&Element> = doc.elements.iter().filter(|e| e.kind == ElementKind::ListItem).collect();
+    assert_eq!(items.len(), depth + 1);
+    let deepest = items.iter().max_by_key(|e| e.pointer.to_string().len()).unwrap();
+    assert_eq!(deepest.pointer.to_string().matches("li").count(), depth + 1);
+    assert!(deepest.text.ends_with("deep"), "{}", &deepest.text[deepest.text.len() - 20..]);
+    // Shallow nesting is untouched.
+    let doc = Document::parse("- a\n  - b\n    - c\n");
+    assert_eq!(doc.elements.iter().filter(|e| e.kind == ElementKind::ListItem).count(), 3);
+}
+
+#[test]
 fn read_pages_follow_the_contract() {
     let src = "# Heading\n\nBody.";
     let doc = Document::parse(src);

@@ -20,8 +20,9 @@ mod tools;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
-    PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
+    Implementation, ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -126,8 +127,22 @@ fn start(engine: Engine) -> Server {
 
 /// The `isError` result for a failure.
 pub fn error_result(err: &Error) -> CallToolResult {
-    let body = serde_json::json!({ "code": err.code.as_str(), "message": err.message });
+    let body = serde_json::json!({ "code": err.code.as_str(), "message": bounded(&err.message) });
     CallToolResult::error(vec![ContentBlock::text(body.to_string())])
+}
+
+/// Longest error message sent (characters): a message that quotes a hostile argument (a
+/// 300 KB pointer or path) keeps its start and its actionable end, not the whole argument.
+const MAX_MESSAGE_CHARS: usize = 1000;
+
+fn bounded(message: &str) -> String {
+    let count = message.chars().count();
+    if count <= MAX_MESSAGE_CHARS {
+        return message.to_owned();
+    }
+    let head: String = message.chars().take(600).collect();
+    let tail: String = message.chars().skip(count - 300).collect();
+    format!("{head} … ({} characters left out) … {tail}", count - 900)
 }
 
 /// The result of a successful call: `structuredContent` and the same JSON, compact, as text
@@ -181,6 +196,33 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(tool_catalog_for(&self.engine.config().tools)))
+    }
+
+    /// A request rmcp could not read as a known method: `tools/call` or `tools/list` with
+    /// malformed params arrives here too, so say what is wrong instead of "method not found".
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CustomResult, ErrorData> {
+        let method = request.method;
+        let known = ["initialize", "ping", "tools/call", "tools/list"];
+        if known.contains(&method.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "The params of '{method}' are malformed; tools/call takes {{\"name\": string, \"arguments\": object}}."
+                ),
+                None,
+            ));
+        }
+        let shown: String = method.chars().take(100).collect();
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!(
+                "Unknown method '{shown}'; this server answers initialize, ping, tools/list and tools/call."
+            ),
+            None,
+        ))
     }
 
     async fn call_tool(

@@ -66,43 +66,54 @@ impl Sha256Stream {
     }
 }
 
-/// Byte offset of the start of the line that contains `pos` (just after the previous `\n`).
-pub fn line_start(text: &str, pos: usize) -> usize {
-    text.as_bytes()[..pos.min(text.len())].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+/// Whether the byte at `i` ends a line: a `\n`, or a lone `\r` (not followed by `\n`), as in
+/// CommonMark, so a file saved with classic Mac (CR-only) line endings has lines too.
+fn is_line_end(bytes: &[u8], i: usize) -> bool {
+    match bytes[i] {
+        b'\n' => true,
+        b'\r' => bytes.get(i + 1) != Some(&b'\n'),
+        _ => false,
+    }
 }
 
-/// Byte offset of the end of the line that contains `pos`, excluding its `\n` and a `\r` before it.
+/// Byte offset of the start of the line that contains `pos` (just after the previous line
+/// ending: `\n`, `\r\n` or a lone `\r`).
+pub fn line_start(text: &str, pos: usize) -> usize {
+    let bytes = text.as_bytes();
+    (0..pos.min(bytes.len())).rev().find(|&i| is_line_end(bytes, i)).map_or(0, |i| i + 1)
+}
+
+/// Byte offset of the end of the line that contains `pos`, excluding its line ending (`\n`,
+/// `\r\n` or a lone `\r`).
 pub fn line_content_end(text: &str, pos: usize) -> usize {
     let bytes = text.as_bytes();
-    let nl = bytes[pos.min(bytes.len())..].iter().position(|&b| b == b'\n').map(|i| pos + i);
-    match nl {
-        Some(n) if n > 0 && bytes[n - 1] == b'\r' => n - 1,
-        Some(n) => n,
+    match bytes[pos.min(bytes.len())..].iter().position(|&b| b == b'\n' || b == b'\r') {
+        Some(i) => pos + i,
         None => bytes.len(),
     }
 }
 
-/// 1-based line number of byte offset `pos`.
+/// 1-based line number of byte offset `pos` (`\n`, `\r\n` and a lone `\r` each end a line).
 pub fn line_number(text: &str, pos: usize) -> usize {
-    1 + text.as_bytes()[..pos.min(text.len())].iter().filter(|&&b| b == b'\n').count()
+    let bytes = text.as_bytes();
+    1 + (0..pos.min(bytes.len())).filter(|&i| is_line_end(bytes, i)).count()
 }
 
 /// Line numbers for many offsets of one text: built once, then O(log lines) per lookup.
 pub struct LineIndex {
-    newlines: Vec<usize>,
+    ends: Vec<usize>,
 }
 
 impl LineIndex {
-    /// Indexes the `\n` positions of `text`.
+    /// Indexes the line endings of `text` (`\n`, and a lone `\r`).
     pub fn new(text: &str) -> Self {
-        LineIndex {
-            newlines: text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i).collect(),
-        }
+        let bytes = text.as_bytes();
+        LineIndex { ends: (0..bytes.len()).filter(|&i| is_line_end(bytes, i)).collect() }
     }
 
     /// 1-based line number of byte offset `pos` (same as [`line_number`]).
     pub fn line(&self, pos: usize) -> usize {
-        1 + self.newlines.partition_point(|&nl| nl < pos)
+        1 + self.ends.partition_point(|&end| end < pos)
     }
 }
 

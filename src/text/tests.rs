@@ -31,3 +31,25 @@ fn line_index_agrees_with_line_number() {
         assert_eq!(idx.line(pos), line_number(t, pos), "{pos}");
     }
 }
+
+#[test]
+fn a_lone_cr_ends_a_line_as_in_commonmark() {
+    // Classic Mac line endings: `a`, `# H`, `text`, then an empty last line.
+    let t = "a\r# H\rtext\r";
+    assert_eq!(line_number(t, 2), 2);
+    assert_eq!(line_number(t, 6), 3);
+    assert_eq!(line_start(t, 4), 2);
+    assert_eq!(line_content_end(t, 2), 5);
+    // Mixed: a CRLF is one ending, not two.
+    let m = "a\r\nb\rc\nd";
+    assert_eq!(line_number(m, 3), 2);
+    assert_eq!(line_number(m, 5), 3);
+    assert_eq!(line_number(m, 7), 4);
+    assert_eq!(line_content_end(m, 0), 1);
+    for text in [t, m] {
+        let idx = LineIndex::new(text);
+        for pos in 0..=text.len() {
+            assert_eq!(idx.line(pos), line_number(text, pos), "{text:?} {pos}");
+        }
+    }
+}

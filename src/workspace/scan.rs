@@ -141,6 +141,16 @@ impl Workspace {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir_rel.is_empty() => {
                     continue;
                 }
+                // Deeper than the system's path limit (4096 bytes on Linux): no call can reach
+                // it by its path, now or later, so it is left out rather than failing the scan.
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidFilename && !dir_rel.is_empty() => {
+                    tracing::warn!(
+                        "skipped a folder whose path is longer than the system allows ({} bytes): '{}…'",
+                        dir_abs.as_os_str().len(),
+                        dir_rel.chars().take(120).collect::<String>()
+                    );
+                    continue;
+                }
                 Err(e) => return Err(enumeration_error(&dir_rel, &e)),
             };
             for entry in entries {

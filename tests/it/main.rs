@@ -7,6 +7,7 @@ mod corpus;
 #[path = "../fake_embed/mod.rs"]
 mod fake_embed;
 mod format;
+mod hostile;
 mod html;
 #[path = "../common/images.rs"]
 mod images;

@@ -58,6 +58,47 @@ impl Rpc {
         let mut rest = String::new();
         let _ = std::io::Read::read_to_string(&mut self.stdout, &mut rest);
         rest.lines().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str(l).ok()).collect()
+
+    /// The server's process id (for `/proc/<pid>/status`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes `bytes` and a newline as they are: garbage a client library would never send.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends `ping` with `id` and returns every frame that arrived before its answer, so a test
+    /// sees what the server said to garbage sent just before (and that it still answers).
+    pub fn frames_until_ping(&mut self, id: u64) -> Vec<Value> {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}));
+        let mut frames = self.frames_until(|f| f["id"] == id && f.get("result").is_some());
+        frames.pop();
+        frames
+    }
+
+    /// Reads frames up to and including the first one `done` accepts.
+    pub fn frames_until(&mut self, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut frames = Vec::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "the server closed stdout");
+            let frame: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC frames");
+            let last = done(&frame);
+            frames.push(frame);
+            if last {
+                return frames;
+            }
+        }
+    }
+
+    /// Calls a tool and returns the whole response frame, error or not.
+    pub fn call_raw(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
     }
 
     fn send(&mut self, frame: &Value) {
