@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
-use crate::markdown::{line_content_end, line_start};
+use crate::text::{line_content_end, line_start};
 
 /// A block's type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

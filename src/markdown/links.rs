@@ -88,15 +88,9 @@ pub fn scan_links(text: &str) -> LinkScan {
     let mut used_labels: Vec<String> = Vec::new();
     let mut heading: Option<ScannedHeading> = None;
     // A lone CR ends a line, but pulldown-cmark's heading-attribute scan only stops at `\n`, so
-    // a CR-only file would read as one heading. `\r` -> `\n` keeps every byte offset.
-    let unix;
-    let parsed = if text.contains('\r') {
-        unix = lone_cr_as_lf(text);
-        unix.as_str()
-    } else {
-        text
-    };
-    let mut iter = Parser::new_ext(parsed, options).into_offset_iter();
+    // a CR-only file would read as one heading; the parser reads the same-offset LF view.
+    let parsed = super::parse::lf_view(text);
+    let mut iter = Parser::new_ext(&parsed, options).into_offset_iter();
     let mut defs: Vec<(String, String, usize)> = Vec::new();
     for (label, def) in iter.reference_definitions().iter() {
         defs.push((label.to_lowercase(), def.dest.to_string(), def.span.start));
@@ -217,16 +211,4 @@ pub fn prose_text(text: &str) -> String {
         }
     }
     out
-}
-
-/// `text` with each lone `\r` (not followed by `\n`) replaced by `\n`: same length, same offsets.
-fn lone_cr_as_lf(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = bytes.to_vec();
-    for i in 0..bytes.len() {
-        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
-            out[i] = b'\n';
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }

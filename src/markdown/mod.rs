@@ -26,7 +26,7 @@ use std::ops::Range;
 
 pub use links::{LinkScan, RawLink, RawLinkKind, ScannedHeading, heading_level, prose_text, scan_links};
 pub use outline::{OutlineNode, outline};
-pub(crate) use parse::{is_inline_tag, is_inline_tag_end, line_content_end, line_start};
+pub(crate) use parse::{is_inline_tag, is_inline_tag_end};
 pub use pointer::{Anchor, FINGERPRINT_MESSAGE, LogicalPointer};
 pub use read::{ReadLimits, Slice, read_slice};
 

@@ -17,7 +17,7 @@ use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
-use crate::text::{segments_hash_hex, xxh64_hex};
+use crate::text::{LineIndex, line_content_end, line_start, segments_hash_hex, xxh64_hex};
 
 use super::pointer::LogicalPointer;
 use super::{Document, Element, ElementKind, ListItemInfo};
@@ -151,7 +151,7 @@ fn walk(text: &str, tables: bool) -> WalkResult {
 /// The text pulldown-cmark reads: every lone `\r` replaced by `\n`. pulldown-cmark does not treat a
 /// lone CR as a line ending everywhere (a fence's info string runs past it, for one), while
 /// CommonMark does; one ASCII byte for another keeps every offset, so spans still index `text`.
-fn lf_view(text: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn lf_view(text: &str) -> std::borrow::Cow<'_, str> {
     let bytes = text.as_bytes();
     let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
     if !(0..bytes.len()).any(lone) {
@@ -188,51 +188,6 @@ pub(crate) fn is_inline_tag_end(tag: &TagEnd) -> bool {
             | TagEnd::Link
             | TagEnd::Image
     )
-}
-
-/// Byte offset of the start of the line that contains `pos`. Line endings are `\n`, `\r\n` and a
-/// lone `\r` (CommonMark §2.1, as pulldown-cmark reads them); a `pos` between the `\r` and `\n`
-/// of a CRLF belongs to the line the CRLF ends.
-pub(crate) fn line_start(text: &str, pos: usize) -> usize {
-    let bytes = text.as_bytes();
-    let pos = pos.min(bytes.len());
-    let mut end = pos;
-    if end > 0 && bytes[end - 1] == b'\r' && bytes.get(end) == Some(&b'\n') {
-        end -= 1;
-    }
-    bytes[..end].iter().rposition(|&b| b == b'\n' || b == b'\r').map_or(0, |i| i + 1)
-}
-
-/// Byte offset of the end of the line that contains `pos`, without its line ending (`\n`,
-/// `\r\n` or a lone `\r`).
-pub(crate) fn line_content_end(text: &str, pos: usize) -> usize {
-    let bytes = text.as_bytes();
-    let pos = pos.min(bytes.len());
-    match bytes[pos..].iter().position(|&b| b == b'\n' || b == b'\r').map(|i| pos + i) {
-        Some(n) if bytes[n] == b'\n' && n > 0 && bytes[n - 1] == b'\r' => n - 1,
-        Some(n) => n,
-        None => bytes.len(),
-    }
-}
-
-/// 1-based line numbers of byte offsets, counting `\n`, `\r\n` and lone `\r` line endings.
-pub(crate) struct Lines {
-    /// Offsets of the last byte of every line ending.
-    ends: Vec<usize>,
-}
-
-impl Lines {
-    pub(crate) fn new(text: &str) -> Self {
-        let bytes = text.as_bytes();
-        let ends = (0..bytes.len())
-            .filter(|&i| bytes[i] == b'\n' || (bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
-            .collect();
-        Lines { ends }
-    }
-
-    pub(crate) fn line(&self, pos: usize) -> usize {
-        1 + self.ends.partition_point(|&e| e < pos)
-    }
 }
 
 /// End of the last non-blank byte of `range` (spaces, tabs and line endings are blank).
@@ -631,7 +586,7 @@ fn finish(text: &str, elements: &mut [Element]) {
         open.push((start, level));
     }
 
-    let lines = Lines::new(text);
+    let lines = LineIndex::new(text);
     for e in elements.iter_mut() {
         e.start_line = lines.line(e.range.start);
         e.end_line = lines.line(e.range.end.saturating_sub(1).max(e.range.start));

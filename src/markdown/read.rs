@@ -1,7 +1,7 @@
 //! Paging through a document by elements (`contract.md` §7.6): the engine behind `kb_read`.
 
-use super::line_start;
 use crate::error::{Error, Result};
+use crate::text::line_start;
 
 use super::{Anchor, Document, Element, RESERVED_READ_MESSAGE};
 

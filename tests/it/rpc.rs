@@ -58,6 +58,7 @@ impl Rpc {
         let mut rest = String::new();
         let _ = std::io::Read::read_to_string(&mut self.stdout, &mut rest);
         rest.lines().filter(|l| !l.trim().is_empty()).filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
 
     /// The server's process id (for `/proc/<pid>/status`).
     pub fn pid(&self) -> u32 {
