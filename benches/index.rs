@@ -151,6 +151,8 @@ fn run() -> Res<()> {
     let index_bytes = dir_size(&index_dir);
     let lexical_bytes = dir_size(&index_dir.join("lexical"));
     let store_bytes = fs::metadata(index_dir.join("meta.redb")).map_or(0, |m| m.len());
+    let links_bytes = fs::metadata(index_dir.join("links.json")).map_or(0, |m| m.len());
+    let vector_bytes = fs::metadata(index_dir.join("vectors.usearch")).map_or(0, |m| m.len());
 
     // ---------------------------------------------------------------- (b) no-op reindex
     eprintln!("(b) no-op reindex ...");
@@ -391,6 +393,8 @@ fn run() -> Res<()> {
             "index_bytes": index_bytes,
             "lexical_bytes": lexical_bytes,
             "store_bytes": store_bytes,
+            "links_bytes": links_bytes,
+            "vector_bytes": vector_bytes,
             "index_to_source_ratio": index_bytes as f64 / source_bytes.max(1) as f64,
             "vm_hwm_kb": hwm_after_index,
             "vm_rss_kb": rss_after_index,
@@ -525,6 +529,8 @@ fn run() -> Res<()> {
     );
     row("  tantivy (lexical/)", &format!("{:.1} MiB", mib(lexical_bytes)), "", "");
     row("  redb (meta.redb)", &format!("{:.1} MiB", mib(store_bytes)), "", "");
+    row("  link graph (links.json)", &format!("{:.1} MiB", mib(links_bytes)), "", "");
+    row("  vectors (vectors.usearch)", &format!("{:.1} MiB", mib(vector_bytes)), "", "");
     row(
         "peak RSS after index (VmHWM)",
         &format!("{:.0} MiB", hwm_after_index as f64 / 1024.0),

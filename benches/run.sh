@@ -108,7 +108,11 @@ row("full index vs FTS5 unicode61 build", f"{fi['seconds']:.2f} s", f"{u['build_
 row("full index vs FTS5 trigram build", f"{fi['seconds']:.2f} s", f"{t['build_seconds']:.2f} s",
     f"{fi['seconds'] / t['build_seconds']:.2f}x", "")
 row("index size vs FTS5 unicode61", f"{mib(fi['index_bytes']):.0f} MiB", f"{mib(u['db_bytes']):.0f} MiB",
-    f"{fi['index_bytes'] / u['db_bytes']:.2f}x", "")
+    f"{fi['index_bytes'] / u['db_bytes']:.2f}x", "< 1x")
+row("index size vs the Markdown", f"{mib(fi['index_bytes']):.0f} MiB", f"{mib(ix['files']['source_bytes']):.0f} MiB",
+    f"{fi['index_to_source_ratio']:.2f}x", "<= 1.5x")
+row("  tantivy / redb / links.json / vectors", f"{mib(fi['lexical_bytes']):.1f} / {mib(fi['store_bytes']):.1f} / "
+    f"{mib(fi.get('links_bytes', 0)):.1f} / {mib(fi.get('vector_bytes', 0)):.1f} MiB", "", "", "")
 row("index size vs FTS5 trigram", f"{mib(fi['index_bytes']):.0f} MiB", f"{mib(t['db_bytes']):.0f} MiB",
     f"{fi['index_bytes'] / t['db_bytes']:.2f}x", "")
 row("peak RSS during full index", f"{fi['vm_hwm_kb'] / 1024:.0f} MiB", "500 MiB",

@@ -735,9 +735,7 @@ impl Indexer {
         };
         batch.put_document(path, &record)?;
         let links = crate::links::extract(&source.text, &doc);
-        let bytes = serde_json::to_vec(&links)
-            .map_err(|e| Error::internal(format!("could not encode the links of '{path}': {e}")))?;
-        batch.put_links(path, &bytes)?;
+        batch.put_links(path, &encode_links(&links))?;
         self.writer.delete_path(path);
         let docs = lexical_docs(path, &source.source_hash, &doc, chunks, ids);
         for d in &docs {
@@ -753,12 +751,80 @@ enum FileOutcome {
     Failed(String),
 }
 
+/// Version byte of the binary link records (`links` table).
+const LINKS_RECORD_VERSION: u8 = 1;
+
+/// A document's links as a compact record: `[version][anchors: count, strings][strings: count,
+/// strings][links: count, then per link: link-anchor string index, kind string index, raw, line]`
+/// (strings and numbers as in `store::codec`). A link's element anchor and kind repeat a lot
+/// within a document, so they are stored once and referred to by index.
+fn encode_links(links: &DocLinks) -> Vec<u8> {
+    use crate::store::codec::{put_str, put_varint};
+    let mut out = vec![LINKS_RECORD_VERSION];
+    put_varint(&mut out, links.anchors.len() as u128);
+    for a in &links.anchors {
+        put_str(&mut out, a);
+    }
+    let mut strings: Vec<&str> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut refs = Vec::with_capacity(links.links.len());
+    for l in &links.links {
+        let mut pair = [0usize; 2];
+        for (slot, s) in [l.anchor.as_str(), l.kind.as_str()].into_iter().enumerate() {
+            pair[slot] = *index.entry(s).or_insert_with(|| {
+                strings.push(s);
+                strings.len() - 1
+            });
+        }
+        refs.push((pair[0], pair[1]));
+    }
+    put_varint(&mut out, strings.len() as u128);
+    for s in &strings {
+        put_str(&mut out, s);
+    }
+    put_varint(&mut out, links.links.len() as u128);
+    for (l, (anchor, kind)) in links.links.iter().zip(refs) {
+        put_varint(&mut out, anchor as u128);
+        put_varint(&mut out, kind as u128);
+        put_str(&mut out, &l.raw);
+        put_varint(&mut out, l.line as u128);
+    }
+    out
+}
+
 fn decode_links(bytes: &[u8]) -> Result<DocLinks> {
-    serde_json::from_slice(bytes).map_err(|e| {
+    let unreadable = |why: &str| {
         Error::internal(format!(
-            "a stored link record cannot be read ({e}); run kb_reindex with force=true to rebuild the index."
+            "a stored link record cannot be read ({why}); run kb_reindex with force=true to rebuild the index."
         ))
-    })
+    };
+    if bytes.first() == Some(&b'{') {
+        // Written as JSON by the first lvs-2 builds.
+        return serde_json::from_slice(bytes).map_err(|e| unreadable(&e.to_string()));
+    }
+    let mut r = crate::store::codec::Reader(bytes);
+    if r.bytes(1)?[0] != LINKS_RECORD_VERSION {
+        return Err(unreadable("another record version"));
+    }
+    let n = r.count()?;
+    let anchors = (0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?;
+    let n = r.count()?;
+    let strings = (0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?;
+    let n = r.count()?;
+    let mut links = Vec::with_capacity(n);
+    for _ in 0..n {
+        let string = |r: &mut crate::store::codec::Reader<'_>| -> Result<String> {
+            let i = usize::try_from(r.u64()?).unwrap_or(usize::MAX);
+            strings.get(i).cloned().ok_or_else(|| unreadable("a string index is out of range"))
+        };
+        let anchor = string(&mut r)?;
+        let kind = string(&mut r)?;
+        let raw = r.str()?;
+        let line = usize::try_from(r.u64()?).map_err(|_| unreadable("a line number is too large"))?;
+        links.push(crate::links::LinkRecord { anchor, kind, raw, line });
+    }
+    r.finish()?;
+    Ok(DocLinks { anchors, links })
 }
 
 /// The lexical index's documents for the chunks of one revision of `path` (the only place the

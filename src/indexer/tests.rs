@@ -419,3 +419,22 @@ mod debounce {
         assert!(d.due(t0).is_empty());
     }
 }
+
+#[test]
+fn link_records_round_trip_and_refuse_damage() {
+    let text = "# T\n\n[a](a.md) and [b](b.md#x) and [a](a.md)\n\n![i](i.png)\n\n[r]: https://e.com\n";
+    let doc = Document::parse(text);
+    let links = crate::links::extract(text, &doc);
+    assert!(links.links.len() >= 4, "{links:?}");
+    let bytes = encode_links(&links);
+    assert_eq!(decode_links(&bytes).unwrap(), links);
+    assert!(bytes.len() * 3 < serde_json::to_vec(&links).unwrap().len() * 2, "not compact: {}", bytes.len());
+    assert_eq!(decode_links(&serde_json::to_vec(&links).unwrap()).unwrap(), links, "JSON still reads");
+    for bad in [
+        &bytes[..bytes.len() - 1],
+        &[9u8, 0, 0, 0][..],
+        &[[1u8, 0, 0, 1, 5, 0].as_slice(), b"x"].concat()[..],
+    ] {
+        assert!(decode_links(bad).is_err());
+    }
+}

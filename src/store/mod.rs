@@ -30,6 +30,10 @@ use redb::{
 };
 
 pub use records::{DocumentRecord, RECORD_VERSION};
+/// The binary helpers of the records, for other records kept in the store (links).
+pub(crate) mod codec {
+    pub(crate) use super::records::{Reader, put_str, put_varint};
+}
 use records::{hash_bytes, hash_hex};
 use tables::{DOCUMENTS, LAST_BATCH, LINKS, MANIFEST, META, VECTOR_MANIFEST, VECTORS};
 

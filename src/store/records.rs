@@ -25,7 +25,8 @@ pub struct DocumentRecord {
     pub chunk_ids: Vec<u64>,
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u128) {
+/// Appends `v` as a LEB128 varint.
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u128) {
     loop {
         let byte = (v & 0x7f) as u8;
         v >>= 7;
@@ -35,6 +36,12 @@ fn put_varint(out: &mut Vec<u8>, mut v: u128) {
         }
         out.push(byte | 0x80);
     }
+}
+
+/// Appends `s` as its byte length (varint) and its bytes.
+pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_varint(out, s.len() as u128);
+    out.extend_from_slice(s.as_bytes());
 }
 
 /// `hex` (64 hex digits) as 32 bytes.
@@ -67,11 +74,11 @@ fn unreadable(what: &str) -> Error {
     ))
 }
 
-/// A cursor over a record's bytes.
-struct Reader<'a>(&'a [u8]);
+/// A cursor over a record's bytes; every read fails cleanly on truncated or damaged input.
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
 impl Reader<'_> {
-    fn varint(&mut self) -> Result<u128> {
+    pub(crate) fn varint(&mut self) -> Result<u128> {
         let mut v: u128 = 0;
         for shift in (0..128).step_by(7) {
             let (&byte, rest) = self.0.split_first().ok_or_else(|| unreadable("truncated"))?;
@@ -84,11 +91,31 @@ impl Reader<'_> {
         Err(unreadable("a number is too long"))
     }
 
-    fn u64(&mut self) -> Result<u64> {
+    pub(crate) fn u64(&mut self) -> Result<u64> {
         u64::try_from(self.varint()?).map_err(|_| unreadable("a number is too large"))
     }
 
-    fn bytes(&mut self, n: usize) -> Result<&[u8]> {
+    /// A count of items that take at least one byte each (bounded by the bytes left).
+    pub(crate) fn count(&mut self) -> Result<usize> {
+        let n = self.u64()?;
+        if n > self.0.len() as u64 {
+            return Err(unreadable("truncated"));
+        }
+        Ok(n as usize)
+    }
+
+    pub(crate) fn str(&mut self) -> Result<String> {
+        let n = usize::try_from(self.u64()?).map_err(|_| unreadable("a length is too large"))?;
+        let bytes = self.bytes(n)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| unreadable("text is not UTF-8"))
+    }
+
+    /// Fails unless every byte was read.
+    pub(crate) fn finish(&self) -> Result<()> {
+        if self.0.is_empty() { Ok(()) } else { Err(unreadable("trailing bytes")) }
+    }
+
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&[u8]> {
         if self.0.len() < n {
             return Err(unreadable("truncated"));
         }
@@ -133,12 +160,9 @@ impl DocumentRecord {
         let len = r.u64()?;
         let mtime_ns = r.varint()?;
         let indexed_at_s = r.u64()?;
-        let n = r.u64()?;
         // Each id takes at least one byte: a count beyond the bytes left is damage.
-        if n > r.0.len() as u64 {
-            return Err(unreadable("truncated"));
-        }
-        let mut chunk_ids = Vec::with_capacity(n as usize);
+        let n = r.count()?;
+        let mut chunk_ids = Vec::with_capacity(n);
         let mut prev = 0u64;
         for i in 0..n {
             let id = if i == 0 {
@@ -151,9 +175,7 @@ impl DocumentRecord {
             chunk_ids.push(id);
             prev = id;
         }
-        if !r.0.is_empty() {
-            return Err(unreadable("trailing bytes"));
-        }
+        r.finish()?;
         Ok(DocumentRecord { source_hash, len, mtime_ns, indexed_at_s, chunk_ids })
     }
 }
