@@ -11,7 +11,12 @@ writes and file watching enabled:
 (b) watch mode: an external write (temp file + rename, like an editor) of a unique token; time
     until kb_search finds it, minus the 400 ms quiet period.
 
-Usage: edit_latency.py --bin BIN [--corpus DIR] [--edits 40] [--watch-edits 20] [--out FILE]
+Several binaries (--bin A --bin B) are measured in one run on the same copy, alternating in
+rounds, so a before/after comparison shares the machine's load; the baseline of each run is a
+kb_search round trip of the same server right after each edit.
+
+Usage: edit_latency.py --bin BIN [--bin BIN2 ...] [--corpus DIR] [--edits 40] [--watch-edits 20]
+                       [--rounds 2] [--out FILE] [--server-log FILE]
 """
 
 import argparse
@@ -35,8 +40,9 @@ def percentile(xs, p):
 
 
 class Server:
-    def __init__(self, args):
-        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    def __init__(self, args, stderr=None):
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=stderr or subprocess.DEVNULL)
         self.next_id = 0
         self.call_raw("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                      "clientInfo": {"name": "lvs-bench", "version": "0"}})
@@ -76,29 +82,11 @@ def searchable(server, token, path, timeout=10.0):
     return False
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--corpus", default=str(Path(__file__).resolve().parents[1] / "../shared/corpora/visualstudio-docs-ja"))
-    ap.add_argument("--edits", type=int, default=40)
-    ap.add_argument("--watch-edits", type=int, default=20)
-    ap.add_argument("--out")
-    a = ap.parse_args()
-    rng = random.Random(7)
-    work = Path(tempfile.mkdtemp(prefix="lvs-edit-bench-"))
-    root = work / "project"
-    shutil.copytree(a.corpus, root)
-    cfg = work / "config.yml"
-    cfg.write_text("knowledgeBase:\n  allowWrites: true\n", encoding="utf-8")
-    base = [a.bin, "--project-root", str(root), "--config", str(cfg), "--embedding-provider", "none"]
-    t = time.perf_counter()
-    subprocess.run(base + ["reindex", "--json"], check=True, stdout=subprocess.DEVNULL)
-    index_s = time.perf_counter() - t
-    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
-    server = Server(base + ["--watch-files"])
-    patch_call, patch_total, synced = [], [], 0
+def run_edits(server, root, files, rng, n_patch, n_watch, out):
+    """n_patch kb_patch edits and n_watch external saves; appends samples to `out`."""
     tries = 0
-    while len(patch_call) < a.edits and tries < a.edits * 20:
+    done = 0
+    while done < n_patch and tries < n_patch * 20:
         tries += 1
         path = rng.choice(files)
         try:
@@ -117,11 +105,15 @@ def main():
         t2 = time.perf_counter()
         if not ok:
             raise SystemExit(f"{token} never became searchable in {path}")
-        synced += bool(res["indexSynchronized"])
-        patch_call.append((t1 - t0) * 1000)
-        patch_total.append((t2 - t0) * 1000)
-    watch = []
-    for i in range(a.watch_edits):
+        out["synced"] += bool(res["indexSynchronized"])
+        out["patch_call"].append((t1 - t0) * 1000)
+        out["patch_total"].append((t2 - t0) * 1000)
+        # Baseline of the same moment: one kb_search round trip for a token already indexed.
+        t3 = time.perf_counter()
+        server.tool("kb_search", {"request": {"query": token, "mode": "lexical", "topK": 5}})
+        out["search_rtt"].append((time.perf_counter() - t3) * 1000)
+        done += 1
+    for _ in range(n_watch):
         path = rng.choice(files)
         target = root / path
         token = f"wq{rng.randrange(10**9):09d}x"
@@ -132,18 +124,70 @@ def main():
         os.replace(tmp, target)
         if not searchable(server, token, path, timeout=15):
             raise SystemExit(f"watch: {token} never became searchable in {path}")
-        watch.append((time.perf_counter() - t0) * 1000 - QUIET_MS)
-    server.close()
+        out["watch"].append((time.perf_counter() - t0) * 1000 - QUIET_MS)
+
+
+def summary(xs):
+    return {"p50": round(percentile(xs, 0.5), 1), "p99": round(percentile(xs, 0.99), 1), "n": len(xs)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True, action="append",
+                    help="a binary to measure; give it twice or more to compare them in one run "
+                         "(the first one is the baseline and builds the index)")
+    ap.add_argument("--corpus", default=str(Path(__file__).resolve().parents[1] / "../shared/corpora/visualstudio-docs-ja"))
+    ap.add_argument("--edits", type=int, default=40, help="kb_patch edits per binary")
+    ap.add_argument("--watch-edits", type=int, default=20, help="external saves per binary")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="the edits are split into this many rounds, the binaries alternating")
+    ap.add_argument("--out")
+    ap.add_argument("--server-log", help="the servers' stderr goes here (set RUST_LOG for timings)")
+    a = ap.parse_args()
+    rng = random.Random(7)
+    work = Path(tempfile.mkdtemp(prefix="lvs-edit-bench-"))
+    root = work / "project"
+    shutil.copytree(a.corpus, root)
+    cfg = work / "config.yml"
+    cfg.write_text("knowledgeBase:\n  allowWrites: true\n", encoding="utf-8")
+    args = lambda b: [b, "--project-root", str(root), "--config", str(cfg), "--embedding-provider", "none"]  # noqa: E731
+    t = time.perf_counter()
+    subprocess.run(args(a.bin[0]) + ["reindex", "--json"], check=True, stdout=subprocess.DEVNULL)
+    index_s = time.perf_counter() - t
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md"))
+    log = open(a.server_log, "ab") if a.server_log else None
+    samples = [{"patch_call": [], "patch_total": [], "search_rtt": [], "watch": [], "synced": 0} for _ in a.bin]
+    for r in range(a.rounds):
+        for i, b in enumerate(a.bin):
+            n_patch = a.edits // a.rounds + (r < a.edits % a.rounds)
+            n_watch = a.watch_edits // a.rounds + (r < a.watch_edits % a.rounds)
+            if log:
+                log.write(f"==== {b} round {r}\n".encode())
+                log.flush()
+            server = Server(args(b) + ["--watch-files"], stderr=log)
+            run_edits(server, root, files, rng, n_patch, n_watch, samples[i])
+            server.close()
     shutil.rmtree(work, ignore_errors=True)
-    result = {
-        "files": len(files),
-        "index_seconds": round(index_s, 2),
-        "patch_call_ms": {"p50": round(percentile(patch_call, 0.5), 1), "p99": round(percentile(patch_call, 0.99), 1)},
-        "patch_to_searchable_ms": {"p50": round(percentile(patch_total, 0.5), 1), "p99": round(percentile(patch_total, 0.99), 1)},
-        "patch_index_synchronized_true": f"{synced}/{len(patch_call)}",
-        "watch_to_searchable_minus_debounce_ms": {"p50": round(percentile(watch, 0.5), 1), "p99": round(percentile(watch, 0.99), 1)},
-        "target_p50_ms": 100,
-    }
+    runs = []
+    for b, s in zip(a.bin, samples):
+        runs.append({
+            "bin": b,
+            "patch_call_ms": summary(s["patch_call"]),
+            "patch_to_searchable_ms": summary(s["patch_total"]),
+            "patch_index_synchronized_true": f"{s['synced']}/{len(s['patch_call'])}",
+            "watch_to_searchable_minus_debounce_ms": summary(s["watch"]),
+            "baseline_search_rtt_ms": summary(s["search_rtt"]),
+        })
+    result = {"files": len(files), "index_seconds": round(index_s, 2), "runs": runs,
+              "targets_ms": {"patch_p50": 50, "patch_p99": 200, "watch_p50": 100}}
+    if len(runs) > 1:
+        key = lambda r, m, p: r[m][p]  # noqa: E731
+        result["ratio_to_first"] = [{
+            "bin": r["bin"],
+            "patch_to_searchable_p50": round(key(r, "patch_to_searchable_ms", "p50") / key(runs[0], "patch_to_searchable_ms", "p50"), 3),
+            "patch_to_searchable_p99": round(key(r, "patch_to_searchable_ms", "p99") / key(runs[0], "patch_to_searchable_ms", "p99"), 3),
+            "watch_p50": round(key(r, "watch_to_searchable_minus_debounce_ms", "p50") / key(runs[0], "watch_to_searchable_minus_debounce_ms", "p50"), 3),
+        } for r in runs[1:]]
     text = json.dumps(result, ensure_ascii=False, indent=2)
     print(text)
     if a.out:

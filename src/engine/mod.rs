@@ -86,11 +86,12 @@ impl Core {
         self.reader.lock().map_err(|_| Error::internal("the index reader lock was poisoned"))
     }
 
-    /// Makes the reader see the last commit (no-op before the first search opened it).
+    /// Makes the reader see the last commit now, so the next search does not pay for it (no-op
+    /// before the first search opened it; a search reloads by itself after any commit).
     fn reload_reader(&self) {
         let open = self.reader_slot().ok().and_then(|slot| slot.clone());
         if let Some(index) = open
-            && let Err(e) = index.reload()
+            && let Err(e) = index.refresh()
         {
             tracing::warn!("could not reload the lexical index: {}", e.message);
         }
@@ -154,6 +155,10 @@ impl Engine {
             embed,
             on_commit: Box::new(move || commit_core.reload_reader()),
         }));
+        if core.layout.interrupted() {
+            // The last writer died mid-work: repair before the first search answers.
+            service.request_repair();
+        }
         Ok(Engine {
             config,
             warnings,

@@ -36,10 +36,12 @@ impl Engine {
     /// Schedules reconciliation of `paths` and waits up to [`SYNC_WAIT`] for it.
     fn synchronize(&self, paths: &[&RelPath]) -> (bool, Option<String>) {
         crate::failpoint("mutate.before-index-update");
+        let t = std::time::Instant::now();
         let generations: Vec<(&RelPath, u64)> =
             paths.iter().map(|p| (*p, self.service.schedule(p))).collect();
         let synced = generations.iter().all(|(p, g)| self.service.wait_synced(p, *g, SYNC_WAIT));
         let error = if synced { None } else { self.service.synchronization().last_error };
+        tracing::debug!(target: "lvs::timing", "mutation waited {:?} for the index", t.elapsed());
         (synced, error)
     }
 

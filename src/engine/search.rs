@@ -17,10 +17,14 @@ use crate::vectors::{
     Embedder, Fusion, VectorIndex, check_dimensions, fuse_hybrid, similarity_floor, vector_manifest,
 };
 use crate::wire::{ReadHint, SearchExplain, SearchHit, SearchRequest, SearchResponse};
-use crate::workspace::{GlobFilter, PathContext};
+use crate::workspace::{GlobFilter, RelPath};
 
 /// The longest a query waits for its embedding (indexing uses `embedding.timeoutSeconds`).
 const QUERY_EMBED_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest a search waits for the start-up repair (`IndexService::request_repair`); then
+/// it answers from the index as it is.
+const REPAIR_WAIT: Duration = Duration::from_secs(60);
 
 /// The search-side copy of `vectors.usearch`, re-mapped when the writer replaces the file.
 pub(super) struct VectorReader {
@@ -34,6 +38,7 @@ type VectorCandidate = (u64, f32);
 impl Engine {
     /// `kb_search`.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
+        self.service.wait_repair(REPAIR_WAIT);
         self.service.check_searchable()?;
         let query = req.query.trim();
         if query.is_empty() {
@@ -273,9 +278,11 @@ impl Engine {
         Ok(e)
     }
 
+    /// The hash `path` has now, for `stale` (remembered under the file's stamp, so usually no
+    /// read: `Workspace::current_hash`).
     fn current_hash(&self, path: &str) -> Option<String> {
-        let rel = self.core.workspace.rel_path(path, PathContext::Markdown).ok()?;
-        self.core.workspace.read_markdown(&rel).ok().map(|s| s.source_hash)
+        let rel = RelPath::new(path).ok()?;
+        self.core.workspace.current_hash(&rel)
     }
 }
 

@@ -57,6 +57,87 @@ impl IndexLayout {
     pub fn exists(&self) -> bool {
         self.snapshot_path().is_file()
     }
+    /// The writer-session marker ([`SessionMarker`]).
+    pub fn session_path(&self) -> PathBuf {
+        self.dir.join("SESSION")
+    }
+    /// Whether a writer session ended without closing cleanly (a crash, a kill, a failed
+    /// commit): the next start opens the writer, which repairs what the session left.
+    pub fn interrupted(&self) -> bool {
+        self.session_path().is_file()
+    }
+}
+
+/// `SESSION` in the index directory: created (and synced) when a writer opens, removed when it
+/// closes with every commit complete and synced. One left behind says the last writer died or
+/// failed in the middle of its work; the lexical index or the link and status snapshots may
+/// then lag the store, and nothing but opening the writer repairs that
+/// ([`IndexLayout::interrupted`]).
+///
+/// It holds the id of the boot it was written in (Linux): the writer's lexical commits for
+/// edits skip `fsync` (`lexical/directory.rs`), which a process crash cannot undo but an OS
+/// crash can, so a marker left in an earlier boot means the lexical index may be torn. Without
+/// a boot id every commit is synced.
+#[derive(Debug)]
+pub struct SessionMarker {
+    path: PathBuf,
+    /// Every commit of this session completed (the marker goes when the writer closes).
+    pub clean: bool,
+    /// This boot's id, when the OS tells it (relaxed lexical commits are allowed then).
+    pub boot_id: Option<String>,
+}
+
+/// What an earlier session left behind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeftBehind {
+    /// It did not close cleanly.
+    pub interrupted: bool,
+    /// ... and it ran in another boot (or its boot is unknown): the machine went down meanwhile.
+    pub other_boot: bool,
+}
+
+/// The id of the running boot (Linux), `None` elsewhere.
+fn boot_id() -> Option<String> {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let id = id.trim();
+    (!id.is_empty()).then(|| id.to_owned())
+}
+
+impl SessionMarker {
+    /// Creates the marker (its holder holds the writer lock) and says what an earlier session
+    /// left behind.
+    pub fn begin(layout: &IndexLayout) -> Result<(SessionMarker, LeftBehind)> {
+        let path = layout.session_path();
+        let boot_id = boot_id();
+        let left = match std::fs::read_to_string(&path) {
+            Ok(previous) => LeftBehind {
+                interrupted: true,
+                other_boot: !previous.trim().is_empty() && Some(previous.trim()) != boot_id.as_deref(),
+            },
+            Err(_) => LeftBehind::default(),
+        };
+        let mut file = std::fs::File::create(&path).map_err(|e| Error::io("the index session marker", &e))?;
+        std::io::Write::write_all(&mut file, boot_id.as_deref().unwrap_or_default().as_bytes())
+            .map_err(|e| Error::io("the index session marker", &e))?;
+        // Synced, so that after a power loss it is there whenever a commit of this session is.
+        file.sync_all().map_err(|e| Error::io("the index session marker", &e))?;
+        #[cfg(unix)]
+        if let Ok(dir) = std::fs::File::open(layout.dir()) {
+            let _ = dir.sync_all();
+        }
+        Ok((SessionMarker { path, clean: true, boot_id }, left))
+    }
+}
+
+impl Drop for SessionMarker {
+    fn drop(&mut self) {
+        if self.clean
+            && let Err(e) = std::fs::remove_file(&self.path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("could not remove the index session marker: {e}");
+        }
+    }
 }
 
 /// What a writer is told while another holds the index writer lock.

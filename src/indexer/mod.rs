@@ -10,9 +10,10 @@
 //! - One writer per index directory: [`WriterLock`] is an OS file lock, released when the
 //!   process dies, so a killed reindex never leaves a stale lock behind.
 //! - Idempotent: an unchanged workspace is a no-op (size + mtime fast path, then SHA-256).
-//! - Commit order is fixed: the store commits generation `g`, then the lexical index commits
-//!   `g`, then the link graph snapshot (`links.json`, rewritten only when links changed, and
-//!   `links.gen`) is written for `g`. On open a lexical
+//! - Commit order is fixed: the store commits generation `g` (durably), then the lexical index
+//!   commits `g` (an edit's without `fsync`, see `SessionMarker`), then `status.json`, then the
+//!   link graph snapshot (`links.json`, rewritten only when links changed, and `links.gen`) is
+//!   written for `g` — a waiting edit is answered before the snapshot. On open a lexical
 //!   index one generation behind is repaired by replaying the paths of the store's last batch;
 //!   any other mismatch refills the lexical index for every stored path. Chunks are stored only
 //!   in the lexical index, so a replayed path is re-chunked from its file when the file still
@@ -33,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use layout::{IndexLayout, Snapshot, WriterLock};
+pub use layout::{IndexLayout, SessionMarker, Snapshot, WriterLock};
 pub use service::{EmbedFn, IDLE_AFTER, IndexService, ServiceParts, WATCHER_PATH};
 use vectors::VectorSync;
 pub use vectors::{EmbedJob, VectorState};
@@ -188,6 +189,10 @@ pub struct Indexer {
     links: Option<LinkGraph>,
     /// Set while the index is of another format version: nothing reads it until it is rebuilt.
     foreign: Option<Foreign>,
+    /// Paths of commits whose link snapshot is not written yet ([`Indexer::finish_commit`]).
+    links_pending: Option<Vec<String>>,
+    /// `SESSION`: kept on disk if a commit does not complete (dropped before the lock).
+    session: SessionMarker,
     _lock: WriterLock,
 }
 
@@ -238,10 +243,24 @@ impl Indexer {
         embedding: Option<&EmbeddingConfig>,
     ) -> Result<Self> {
         let lock = WriterLock::acquire(layout)?;
+        let (session, left) = SessionMarker::begin(layout)?;
+        if left.interrupted {
+            tracing::info!("the last index writer did not close cleanly; checking the index");
+        }
         let vectors = embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout));
         let store = open_store(&layout.store_path())?;
         let foreign = Foreign::of(&store)?;
-        let (lexical, writer) = open_lexical(&layout.lexical_dir())?;
+        let (lexical, writer) = if left.other_boot && foreign.is_none() {
+            // Its unsynced lexical commits may be torn: refilled from the Markdown by `repair`.
+            tracing::warn!(
+                "the machine restarted while the index was being written; rebuilding the lexical index from the Markdown"
+            );
+            let lexical = LexicalIndex::recreate(&layout.lexical_dir())?;
+            let writer = lexical.writer(WRITER_HEAP_BYTES)?;
+            (lexical, writer)
+        } else {
+            open_lexical(&layout.lexical_dir())?
+        };
         let generation = if foreign.is_some() { 0 } else { store.generation()? };
         let mut vectors = vectors;
         if let Some(v) = vectors.as_mut().filter(|_| foreign.is_none()) {
@@ -260,11 +279,16 @@ impl Indexer {
             vectors,
             links: None,
             foreign,
+            links_pending: None,
+            session,
             _lock: lock,
         };
+        // A failed repair keeps the marker, so the next start tries again.
+        indexer.session.clean = false;
         if indexer.foreign.is_none() {
             indexer.repair()?;
         }
+        indexer.session.clean = true;
         Ok(indexer)
     }
 
@@ -423,13 +447,46 @@ impl Indexer {
     }
 
     fn commit(&mut self, batch: Batch) -> Result<()> {
+        self.commit_searchable(batch)?;
+        self.finish_commit()
+    }
+
+    /// The first part of a commit: the store, the lexical index and `status.json` (searches
+    /// see the commit after this). [`Indexer::finish_commit`] writes the link snapshot.
+    fn commit_searchable(&mut self, batch: Batch) -> Result<()> {
+        self.session.clean = false;
         let generation = self.generation + 1;
+        let t0 = std::time::Instant::now();
         let touched = batch.commit(generation)?;
+        let t1 = std::time::Instant::now();
         crate::failpoint("indexer.between-store-and-lexical-commit");
         self.writer.commit(generation)?;
+        let t2 = std::time::Instant::now();
         self.generation = generation;
-        self.write_links(&touched)?;
-        self.write_snapshot()
+        self.links_pending.get_or_insert_default().extend(touched);
+        self.write_snapshot()?;
+        tracing::debug!(
+            target: "lvs::timing",
+            "commit g{generation}: store {:?} lexical {:?} status {:?}",
+            t1 - t0,
+            t2 - t1,
+            t2.elapsed()
+        );
+        Ok(())
+    }
+
+    /// The rest of a commit: the link graph snapshot (`links.json` can be megabytes; it is
+    /// written after a waiting edit is answered, before the edit counts as synchronized).
+    pub fn finish_commit(&mut self) -> Result<()> {
+        let t0 = std::time::Instant::now();
+        let Some(touched) = self.links_pending.take() else { return Ok(()) };
+        if let Err(e) = self.write_links(&touched) {
+            self.links_pending = Some(touched);
+            return Err(e);
+        }
+        self.session.clean = true;
+        tracing::debug!(target: "lvs::timing", "links {:?}", t0.elapsed());
+        Ok(())
     }
 
     /// Brings the link graph snapshot to the current generation: the `touched` documents are
@@ -503,6 +560,8 @@ impl Indexer {
             state.destructive = true;
         }
         progress(&state);
+        // Durable commits from here: first sync what relaxed edit commits left unsynced.
+        self.writer.checkpoint()?;
         let manifest = lexical_manifest(&self.options);
         let stored_manifest = self.store.manifest()?;
         let mut batch = self.store.batch()?;
@@ -540,7 +599,7 @@ impl Indexer {
             progress(&state);
             let stored = documents.get(entry.path.as_str());
             match self.index_file(&mut batch, entry, stored, opts.all)? {
-                FileOutcome::Skipped => result.skipped_files += 1,
+                FileOutcome::Skipped | FileOutcome::Touched => result.skipped_files += 1,
                 FileOutcome::Indexed(chunks) => {
                     result.indexed_files += 1;
                     result.chunks_indexed += chunks;
@@ -585,21 +644,33 @@ impl Indexer {
     /// Brings the given paths up to date (after a mutation or a watched change). Missing files
     /// are removed from the index. Returns the number of files whose index entry changed.
     pub fn reconcile(&mut self, paths: &[RelPath]) -> Result<u64> {
+        let changed = self.reconcile_searchable(paths)?;
+        self.finish_commit()?;
+        Ok(changed)
+    }
+
+    /// [`Indexer::reconcile`] up to the point where searches see the change; the caller then
+    /// calls [`Indexer::finish_commit`] (the service answers the waiting edit in between).
+    pub fn reconcile_searchable(&mut self, paths: &[RelPath]) -> Result<u64> {
         if self.foreign.is_some() {
             // An index of an older format is rebuilt whole by the first edit (a newer one is
             // refused): indexing one file into it would leave the rest out.
             let r = self.reindex(ReindexOptions::default(), &mut |_| {})?;
             return Ok(r.indexed_files + r.deleted_files);
         }
-        let c = self.compatibility()?;
-        if !self.store.manifest()?.is_empty() && !c.is_compatible {
+        let t0 = std::time::Instant::now();
+        let stored_manifest = self.store.manifest()?;
+        let manifest = lexical_manifest(&self.options);
+        if !stored_manifest.is_empty() && !compatibility(&stored_manifest, &manifest).is_compatible {
             return Err(Error::index_not_ready(
                 "Index is incompatible with current configuration. Run kb_reindex with force=true.",
             ));
         }
         let mut batch = self.store.batch()?;
-        if self.store.manifest()?.is_empty() {
-            batch.set_manifest(&lexical_manifest(&self.options))?;
+        // Whether the batch holds anything to commit besides changed documents.
+        let mut touched = stored_manifest.is_empty();
+        if touched {
+            batch.set_manifest(&manifest)?;
         }
         let (mut changed, mut written) = (0, 0);
         for path in paths {
@@ -621,6 +692,7 @@ impl Indexer {
                 }
                 Some(entry) => match self.index_file(&mut batch, &entry, stored.as_ref(), false)? {
                     FileOutcome::Skipped => {}
+                    FileOutcome::Touched => touched = true,
                     FileOutcome::Indexed(chunks) => {
                         changed += 1;
                         written += chunks;
@@ -629,10 +701,22 @@ impl Indexer {
                 },
             }
         }
+        if changed == 0 && !touched {
+            // Nothing changed (e.g. the watcher's echo of a write this process already
+            // indexed): no commit, no new generation. Dropping the batch aborts it.
+            return Ok(0);
+        }
         if let Some(v) = self.vectors.as_mut() {
             v.after_commit(written, true);
         }
-        self.commit(batch)?;
+        let t1 = std::time::Instant::now();
+        // An edit's lexical commit skips fsync where a crash of the machine can be detected
+        // (`SessionMarker`); the store commit stays durable.
+        self.writer.set_relaxed(self.session.boot_id.is_some());
+        let committed = self.commit_searchable(batch);
+        self.writer.set_relaxed(false);
+        committed?;
+        tracing::debug!(target: "lvs::timing", "reconcile {} paths: prepare {:?} total {:?}", paths.len(), t1 - t0, t0.elapsed());
         Ok(changed)
     }
 
@@ -723,7 +807,7 @@ impl Indexer {
             let record =
                 DocumentRecord { len: source.len, mtime_ns: mtime_ns(source.modified), ..old.clone() };
             batch.touch_document(path, &record)?;
-            return Ok(FileOutcome::Skipped);
+            return Ok(FileOutcome::Touched);
         }
         let chunks = self.write_document(batch, &source)?;
         Ok(FileOutcome::Indexed(chunks))
@@ -753,8 +837,21 @@ impl Indexer {
     }
 }
 
+impl Drop for Indexer {
+    fn drop(&mut self) {
+        // The marker goes (after this) only when every lexical file is synced.
+        if let Err(e) = self.writer.checkpoint() {
+            tracing::warn!("could not sync the lexical index: {}", e.message);
+            self.session.clean = false;
+        }
+    }
+}
+
 enum FileOutcome {
+    /// Unchanged (same size and modification time as indexed).
     Skipped,
+    /// Same bytes, new metadata: only the document record was rewritten.
+    Touched,
     Indexed(u64),
     Failed(String),
 }

@@ -68,6 +68,9 @@ pub(crate) struct Queue {
     dirty: BTreeMap<String, u64>,
     /// Paths waiting for the worker.
     queued: BTreeSet<String>,
+    /// Path → generation of its newest change that searches already see (the rest of its
+    /// commit, the link snapshot, may still be in progress).
+    searchable: BTreeMap<String, u64>,
     last_error: Option<String>,
 }
 
@@ -93,6 +96,19 @@ impl Queue {
         queued.into_iter().map(|p| (p.clone(), self.dirty.get(&p).copied().unwrap_or(0))).collect()
     }
 
+    /// Searches see what `batch` covered (its commit is not complete yet).
+    pub(crate) fn searchable(&mut self, batch: &[(String, u64)]) {
+        for (path, generation) in batch {
+            let entry = self.searchable.entry(path.clone()).or_default();
+            *entry = (*entry).max(*generation);
+        }
+    }
+
+    /// Whether searches see change `generation` of `path` (what a mutation waits for).
+    pub(crate) fn is_searchable(&self, path: &str, generation: u64) -> bool {
+        self.is_synced(path, generation) || self.searchable.get(path).is_some_and(|&g| g >= generation)
+    }
+
     /// Clears what `batch` covered, unless a newer change came meanwhile; a failure keeps the
     /// paths dirty with the error.
     pub(crate) fn complete(&mut self, batch: &[(String, u64)], outcome: std::result::Result<(), String>) {
@@ -101,6 +117,9 @@ impl Queue {
                 for (path, generation) in batch {
                     if self.dirty.get(path) == Some(generation) {
                         self.dirty.remove(path);
+                    }
+                    if self.searchable.get(path).is_some_and(|g| g <= generation) {
+                        self.searchable.remove(path);
                     }
                 }
                 if self.dirty.is_empty() {
@@ -120,6 +139,7 @@ impl Queue {
     pub(crate) fn clear_all(&mut self) {
         let queued = &self.queued;
         self.dirty.retain(|p, _| queued.contains(p));
+        self.searchable.retain(|p, _| queued.contains(p));
         if self.dirty.is_empty() {
             self.last_error = None;
         }
@@ -246,6 +266,10 @@ impl ReindexSlot {
 struct State {
     queue: Queue,
     reindex: ReindexSlot,
+    /// A start-up repair was asked for and the worker has not taken it yet.
+    repair_requested: bool,
+    /// A start-up repair was asked for and is not finished.
+    repair_pending: bool,
     /// An embedding request's answer, waiting for the worker.
     answer: Option<(EmbedJob, Result<Vec<Vec<f32>>>)>,
     shutdown: bool,
@@ -315,12 +339,12 @@ impl IndexService {
         self.shared.lock().queue.report_error(pseudo_path, message);
     }
 
-    /// Waits until change `generation` of `path` is in the index (true) or `timeout` passes.
+    /// Waits until searches see change `generation` of `path` (true) or `timeout` passes.
     pub fn wait_synced(&self, path: &RelPath, generation: u64, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut s = self.shared.lock();
         loop {
-            if s.queue.is_synced(path.as_str(), generation) {
+            if s.queue.is_searchable(path.as_str(), generation) {
                 return true;
             }
             let now = Instant::now();
@@ -370,6 +394,30 @@ impl IndexService {
                 continue;
             }
             s = self.shared.wait_timeout(s, Duration::from_millis(100));
+        }
+    }
+
+    /// Opens the writer in the background (which repairs what an interrupted writer left: see
+    /// `SessionMarker`), unless another process holds it — that one has repaired already.
+    pub fn request_repair(&self) {
+        {
+            let mut s = self.shared.lock();
+            s.repair_requested = true;
+            s.repair_pending = true;
+        }
+        self.shared.changed.notify_all();
+    }
+
+    /// Waits until a requested start-up repair is finished, at most `timeout`.
+    pub fn wait_repair(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let mut s = self.shared.lock();
+        while s.repair_pending && !s.shutdown && self.worker.is_some() {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            s = self.shared.wait_timeout(s, deadline - now);
         }
     }
 
@@ -436,6 +484,7 @@ enum Work {
     Answer(EmbedJob, Result<Vec<Vec<f32>>>),
     Reconcile(Vec<(String, u64)>),
     Reindex(ReindexOptions),
+    Repair,
     Embed,
     FinishReindex,
     Release,
@@ -484,6 +533,7 @@ impl<'a> Worker<'a> {
                 Work::Answer(job, answer) => self.answer(job, answer),
                 Work::Reconcile(batch) => self.reconcile(&batch),
                 Work::Reindex(opts) => self.reindex(opts),
+                Work::Repair => self.repair(),
                 Work::Embed => self.embed_step(),
                 Work::FinishReindex => self.finish_reindex(),
                 Work::Release => self.close_writer(),
@@ -510,6 +560,10 @@ impl<'a> Worker<'a> {
             }
             if s.queue.has_queued() {
                 return Work::Reconcile(s.queue.take_batch());
+            }
+            if s.repair_requested {
+                s.repair_requested = false;
+                return Work::Repair;
             }
             if self.phase.is_none()
                 && let Some(opts) = s.reindex.requested.take()
@@ -538,7 +592,8 @@ impl<'a> Worker<'a> {
     /// process writes, up to [`WRITER_WAIT`].
     fn ensure_writer(&mut self) -> Result<&mut Indexer> {
         if self.writer.is_none() {
-            let deadline = Instant::now() + WRITER_WAIT;
+            let started = Instant::now();
+            let deadline = started + WRITER_WAIT;
             let opened = loop {
                 match (self.open)() {
                     Err(e) if e.is(ErrorDetail::WriterBusy) && Instant::now() < deadline => {
@@ -554,6 +609,7 @@ impl<'a> Worker<'a> {
             };
             self.writer = Some(opened);
             self.vectors_idle = false;
+            tracing::debug!(target: "lvs::timing", "writer opened in {:?}", started.elapsed());
         }
         self.writer.as_mut().ok_or_else(|| Error::internal("the index writer could not be opened"))
     }
@@ -571,12 +627,25 @@ impl<'a> Worker<'a> {
 
     fn reconcile(&mut self, batch: &[(String, u64)]) {
         let paths: Vec<RelPath> = batch.iter().filter_map(|(p, _)| RelPath::new(p).ok()).collect();
-        let outcome = self.ensure_writer().and_then(|w| w.reconcile(&paths));
+        let outcome = self.ensure_writer().and_then(|w| w.reconcile_searchable(&paths));
         let outcome = match outcome {
             Ok(_) => {
+                let t = Instant::now();
                 (self.on_commit)();
+                tracing::debug!(target: "lvs::timing", "on_commit (reader reload) {:?}", t.elapsed());
                 self.vectors_idle = false;
-                Ok(())
+                // Searchable now: the waiting edit is answered before the link snapshot is
+                // written; `kb_status` shows the paths pending until that is done too.
+                self.shared.lock().queue.searchable(batch);
+                self.shared.changed.notify_all();
+                match self.writer.as_mut().map(Indexer::finish_commit) {
+                    Some(Err(e)) => {
+                        tracing::warn!("Could not write the link graph: {}", e.message);
+                        self.close_writer();
+                        Err(e.message)
+                    }
+                    _ => Ok(()),
+                }
             }
             Err(e) => {
                 tracing::warn!("Could not synchronize committed Markdown files: {}", e.message);
@@ -585,6 +654,24 @@ impl<'a> Worker<'a> {
             }
         };
         self.shared.lock().queue.complete(batch, outcome);
+        self.shared.changed.notify_all();
+    }
+
+    /// The start-up repair: opening the writer repairs; a busy writer means another process
+    /// has it (and repaired when it opened it).
+    fn repair(&mut self) {
+        if self.writer.is_none() {
+            match (self.open)() {
+                Ok(w) => {
+                    self.writer = Some(w);
+                    self.vectors_idle = false;
+                    (self.on_commit)();
+                }
+                Err(e) if e.is(ErrorDetail::WriterBusy) => {}
+                Err(e) => tracing::warn!("could not repair the index: {}", e.message),
+            }
+        }
+        self.shared.lock().repair_pending = false;
         self.shared.changed.notify_all();
     }
 

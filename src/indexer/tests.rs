@@ -87,6 +87,53 @@ fn commit_store_only(layout: &IndexLayout, docs: &[(&str, &str, usize)]) {
 }
 
 #[test]
+fn a_reconcile_that_changes_nothing_commits_nothing() {
+    let (_dir, ws, layout) = workspace(&[("a.md", "# A\n\ntext\n")]);
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    let generation = ix.store().generation().unwrap();
+    // The watcher's echo of a write already indexed, and a path that never existed.
+    let paths = [RelPath::new("a.md").unwrap(), RelPath::new("gone.md").unwrap()];
+    assert_eq!(ix.reconcile(&paths).unwrap(), 0);
+    assert_eq!(ix.store().generation().unwrap(), generation);
+    assert_eq!(Snapshot::read(&layout).unwrap().generation, generation);
+    assert_eq!(LexicalIndex::open_or_create(&layout.lexical_dir()).unwrap().generation(), Some(generation));
+}
+
+#[test]
+fn a_session_left_by_another_boot_rebuilds_the_lexical_index_from_the_store() {
+    let (_dir, ws, layout) = workspace(&[("a.md", "# 京都\n\n京都の記録。\n")]);
+    let open = || Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    let mut ix = open();
+    ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    assert!(layout.interrupted(), "the marker lives while the writer is open");
+    let generation = ix.store().generation().unwrap();
+    drop(ix);
+    assert!(!layout.interrupted(), "a clean close removes it");
+    // The same boot: a marker left by a crash only makes the next writer check generations.
+    std::fs::write(
+        layout.session_path(),
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default().trim(),
+    )
+    .unwrap();
+    drop(open());
+    assert!(!layout.interrupted());
+    // A lexical index that lost its documents but not its generation (what unsynced files can
+    // look like after a power loss), and a marker of an earlier boot.
+    {
+        let lexical = LexicalIndex::open_or_create(&layout.lexical_dir()).unwrap();
+        let mut w = lexical.writer(0).unwrap();
+        w.delete_all().unwrap();
+        w.commit(generation).unwrap();
+    }
+    assert!(search_paths(&layout, "京都").is_empty());
+    std::fs::write(layout.session_path(), "an-earlier-boot").unwrap();
+    drop(open());
+    assert_eq!(search_paths(&layout, "京都"), ["a.md"], "rebuilt from the store");
+    assert!(!layout.interrupted());
+}
+
+#[test]
 fn an_interrupted_commit_is_replayed_on_open_from_the_markdown() {
     let (dir, ws, layout) = workspace(&[("a.md", "# 見出し\n\n京都の話。\n")]);
     {
@@ -408,6 +455,23 @@ mod debounce {
         assert!(d.due(t0 + step * 3).is_empty());
         let due = d.due(t0 + step * 2 + QUIET_PERIOD);
         assert_eq!(due.iter().map(RelPath::as_str).collect::<Vec<_>>(), vec!["busy.md"]);
+    }
+
+    #[test]
+    fn the_debounce_thread_sleeps_until_the_earliest_path_is_due() {
+        let t0 = Instant::now();
+        let step = QUIET_PERIOD / 4;
+        let mut d = Debouncer::default();
+        assert_eq!(d.next_due(), None, "nothing pending: no deadline");
+        d.note(rel("a.md"), t0 + step);
+        d.note(rel("b.md"), t0);
+        assert_eq!(d.next_due(), Some(t0 + QUIET_PERIOD));
+        // b.md is written again: a.md is now the first due
+        d.note(rel("b.md"), t0 + step * 2);
+        assert_eq!(d.next_due(), Some(t0 + step + QUIET_PERIOD));
+        let due = d.due(t0 + step + QUIET_PERIOD);
+        assert_eq!(due.iter().map(RelPath::as_str).collect::<Vec<_>>(), vec!["a.md"]);
+        assert_eq!(d.next_due(), Some(t0 + step * 2 + QUIET_PERIOD));
     }
 
     #[test]

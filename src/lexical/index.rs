@@ -5,7 +5,6 @@ use std::collections::{BinaryHeap, HashSet};
 use std::path::Path;
 
 use tantivy::collector::Count;
-use tantivy::directory::MmapDirectory;
 use tantivy::directory::error::{LockError, OpenReadError};
 use tantivy::query::{AllQuery, BooleanQuery, EnableScoring, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{
@@ -17,6 +16,7 @@ use tantivy::{
 };
 
 use super::analyzer::{Analyzer, LvsTokenizer, ensure_ready};
+use super::directory::{SwitchedDirectory, SyncSwitch};
 use super::query::{Clause, Plan, plan};
 use super::snippet::snippet;
 use super::{ANALYZER_NAME, LexicalDoc, LexicalHit, ScopeFilter};
@@ -176,6 +176,39 @@ pub struct LexicalIndex {
     reader: IndexReader,
     fields: Fields,
     paths: PathCache,
+    fresh: Freshness,
+    /// The directory's fsync switch (an index on disk).
+    switch: Option<std::sync::Arc<SyncSwitch>>,
+}
+
+/// What the reader last loaded, so a search reloads it only after a commit.
+///
+/// The reader's policy is `Manual`: tantivy's `OnCommitWithDelay` polls `meta.json` every
+/// 500 ms on a thread of its own and reloads up to that long after a commit. Instead every
+/// search compares `meta.json`'s stamp (size, modification time, inode: every commit replaces
+/// the file) with the one last loaded — one `stat` — and reloads first when it changed, so a
+/// commit by any process is visible to the next search. Commits through a writer of this index
+/// also set `committed` (an index in RAM has no `meta.json`).
+struct Freshness {
+    meta: Option<std::path::PathBuf>,
+    committed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    loaded: std::sync::Mutex<Option<FileStamp>>,
+}
+
+/// A file's size, modification time and (on Unix) inode and change time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileStamp(u64, Option<std::time::SystemTime>, u64, i64);
+
+fn file_stamp(path: &Path) -> Option<FileStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let (ino, ctime) = {
+        use std::os::unix::fs::MetadataExt;
+        (m.ino(), m.ctime().wrapping_mul(1_000_000_000).wrapping_add(m.ctime_nsec()))
+    };
+    #[cfg(not(unix))]
+    let (ino, ctime) = (0, 0);
+    Some(FileStamp(m.len(), m.modified().ok(), ino, ctime))
 }
 
 impl std::fmt::Debug for LexicalIndex {
@@ -192,12 +225,15 @@ impl LexicalIndex {
     pub fn open_or_create(dir: &Path) -> Result<LexicalIndex> {
         ensure_ready()?;
         std::fs::create_dir_all(dir).map_err(|e| Error::io("the lexical index folder", &e))?;
-        let directory = MmapDirectory::open(dir)
+        let directory = SwitchedDirectory::open(dir)
             .map_err(|e| Error::internal(format!("Opening the lexical index failed: {e}.")))?;
+        let switch = directory.switch();
         let (schema, fields) = schema();
         let index =
             Index::open_or_create(directory, schema).map_err(|e| map_err("Opening the lexical index", e))?;
-        Self::wrap(index, fields)
+        let mut opened = Self::wrap(index, fields, Some(dir))?;
+        opened.switch = Some(switch);
+        Ok(opened)
     }
 
     /// Deletes whatever is in `dir` and creates an empty index there (for a forced rebuild or
@@ -218,17 +254,47 @@ impl LexicalIndex {
     pub fn create_in_ram() -> Result<LexicalIndex> {
         ensure_ready()?;
         let (schema, fields) = schema();
-        Self::wrap(Index::create_in_ram(schema), fields)
+        Self::wrap(Index::create_in_ram(schema), fields, None)
     }
 
-    fn wrap(index: Index, fields: Fields) -> Result<LexicalIndex> {
+    fn wrap(index: Index, fields: Fields, dir: Option<&Path>) -> Result<LexicalIndex> {
         index.tokenizers().register(ANALYZER_NAME, TextAnalyzer::from(LvsTokenizer::new()));
+        let meta = dir.map(|d| d.join("meta.json"));
+        let loaded = meta.as_deref().and_then(file_stamp);
         let reader = index
             .reader_builder()
-            .reload_policy(ReloadPolicy::OnCommitWithDelay)
+            .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| map_err("Opening the lexical index reader", e))?;
-        Ok(LexicalIndex { index, reader, fields, paths: PathCache::default() })
+        let fresh = Freshness { meta, committed: Default::default(), loaded: std::sync::Mutex::new(loaded) };
+        Ok(LexicalIndex { index, reader, fields, paths: PathCache::default(), fresh, switch: None })
+    }
+
+    /// The searcher of the last commit (reloaded first when a commit happened since).
+    fn searcher(&self) -> tantivy::Searcher {
+        if let Err(e) = self.refresh() {
+            tracing::warn!("could not reload the lexical index: {}", e.message);
+        }
+        self.reader.searcher()
+    }
+
+    /// Reloads the reader when a commit happened since it last loaded (by a writer of this
+    /// index, or by any process for an index on disk); returns whether it reloaded.
+    pub fn refresh(&self) -> Result<bool> {
+        use std::sync::atomic::Ordering;
+        let stamp = self.fresh.meta.as_deref().and_then(file_stamp);
+        let mut loaded = self.fresh.loaded.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let committed = self.fresh.committed.swap(false, Ordering::AcqRel);
+        if !committed && stamp == *loaded {
+            return Ok(false);
+        }
+        if let Err(e) = self.reader.reload() {
+            // try again at the next search
+            self.fresh.committed.store(committed, Ordering::Release);
+            return Err(map_err("Reloading the lexical index", e));
+        }
+        *loaded = stamp;
+        Ok(true)
     }
 
     /// A writer with two indexing threads sharing `heap_bytes` of indexing memory (raised to
@@ -245,7 +311,12 @@ impl LexicalIndex {
             .index
             .writer_with_num_threads(threads, per_thread * threads)
             .map_err(|e| map_err("Opening the lexical index writer", e))?;
-        Ok(LexicalWriter { writer, reader: self.reader.clone(), fields: self.fields })
+        Ok(LexicalWriter {
+            writer,
+            committed: self.fresh.committed.clone(),
+            switch: self.switch.clone(),
+            fields: self.fields,
+        })
     }
 
     /// The generation stored with the last commit, if any commit carried one.
@@ -256,11 +327,10 @@ impl LexicalIndex {
 
     /// Number of live chunks in the current snapshot.
     pub fn num_docs(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        self.searcher().num_docs()
     }
 
-    /// Makes commits by other processes visible now (they also appear on their own shortly
-    /// after they happen). Commits through this process's writer are visible at once.
+    /// Reloads the reader now, whether or not a commit happened.
     pub fn reload(&self) -> Result<()> {
         self.reader.reload().map_err(|e| map_err("Reloading the lexical index", e))
     }
@@ -347,7 +417,7 @@ impl LexicalIndex {
                 "The query has no searchable words (only punctuation or symbols); type at least one word, name or number.",
             ));
         }
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         if top_k == 0 {
             return Ok((searcher, plan, Vec::new(), 0));
         }
@@ -384,7 +454,7 @@ impl LexicalIndex {
 
     /// Chunk ids stored for `path` (for checks and repairs), in ascending order.
     pub fn chunk_ids_for_path(&self, path: &str) -> Result<Vec<u64>> {
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         let query = TermQuery::new(Term::from_field_text(self.fields.path, path), IndexRecordOption::Basic);
         let count = searcher.search(&query, &Count).map_err(|e| map_err("Listing chunks of a file", e))?;
         let mut ids = Vec::with_capacity(count);
@@ -395,7 +465,7 @@ impl LexicalIndex {
 
     /// Every chunk id in the index, ascending (to compare with the metadata store).
     pub fn all_chunk_ids(&self) -> Result<Vec<u64>> {
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         let mut ids = Vec::with_capacity(usize::try_from(searcher.num_docs()).unwrap_or(0));
         collect_chunk_ids(&searcher, &AllQuery, &mut ids)?;
         ids.sort_unstable();
@@ -404,7 +474,7 @@ impl LexicalIndex {
 
     /// Chunk ids whose path `filter` accepts (the vector side's search scope), ascending.
     pub fn chunk_ids_in_scope(&self, filter: &ScopeFilter<'_>) -> Result<Vec<u64>> {
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         self.paths.retain(&searcher);
         let mut out = Vec::new();
         for reader in searcher.segment_readers() {
@@ -461,7 +531,7 @@ impl LexicalIndex {
     /// lexical index does not hold are `None`. Snippets highlight `query`'s words when the
     /// chunk has them, otherwise they show the chunk's beginning.
     pub fn fetch(&self, ids: &[u64], query: &str) -> Result<Vec<Option<LexicalHit>>> {
-        let searcher = self.reader.searcher();
+        let searcher = self.searcher();
         let plan = with_analyzer(|a| plan(query, a));
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
@@ -507,7 +577,9 @@ fn collect_chunk_ids(searcher: &tantivy::Searcher, query: &dyn Query, out: &mut 
 /// [`LexicalWriter::commit`]; dropping the writer without committing discards them.
 pub struct LexicalWriter {
     writer: IndexWriter,
-    reader: IndexReader,
+    /// Tells the index's reader to reload at its next search.
+    committed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    switch: Option<std::sync::Arc<SyncSwitch>>,
     fields: Fields,
 }
 
@@ -551,13 +623,35 @@ impl LexicalWriter {
     }
 
     /// Commits everything queued so far, storing `generation` with the commit (read back by
-    /// [`LexicalIndex::generation`]), and makes it visible to searches of this process.
+    /// [`LexicalIndex::generation`]). The next search of any reader sees it (the reader
+    /// reloads then; [`LexicalIndex::refresh`] does it ahead of time).
     pub fn commit(&mut self, generation: u64) -> Result<()> {
+        let t0 = std::time::Instant::now();
         let mut prepared =
             self.writer.prepare_commit().map_err(|e| map_err("Committing the lexical index", e))?;
+        let t1 = std::time::Instant::now();
         prepared.set_payload(&generation.to_string());
         prepared.commit().map_err(|e| map_err("Committing the lexical index", e))?;
-        self.reader.reload().map_err(|e| map_err("Reloading the lexical index", e))
+        self.committed.store(true, std::sync::atomic::Ordering::Release);
+        tracing::debug!(target: "lvs::timing", "lexical commit: prepare {:?} commit {:?}", t1 - t0, t1.elapsed());
+        Ok(())
+    }
+
+    /// Relaxed commits write their files without `fsync` (`lexical/directory.rs`: a process
+    /// crash loses nothing, an OS crash may); [`LexicalWriter::checkpoint`] syncs them later.
+    /// Off by default.
+    pub fn set_relaxed(&self, relaxed: bool) {
+        if let Some(s) = &self.switch {
+            s.set_relaxed(relaxed);
+        }
+    }
+
+    /// Syncs what relaxed commits wrote (a no-op when nothing is unsynced).
+    pub fn checkpoint(&self) -> Result<()> {
+        match &self.switch {
+            Some(s) => s.checkpoint().map_err(|e| Error::io("the lexical index", &e)),
+            None => Ok(()),
+        }
     }
 
     /// Discards everything queued since the last commit.

@@ -77,6 +77,7 @@
 
 mod analyzer;
 pub mod dictionary;
+mod directory;
 mod index;
 mod normalize;
 mod query;

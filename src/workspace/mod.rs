@@ -50,6 +50,7 @@ mod lock;
 mod path;
 mod read;
 mod scan;
+mod stamps;
 mod write;
 
 #[cfg(test)]
@@ -85,6 +86,8 @@ pub struct Workspace {
     internal: String,
     /// Serialises the final hash check and rename of writes in this process.
     write_lock: Mutex<()>,
+    /// The hash of each Markdown file last read, under the file's stamp.
+    hashes: stamps::HashCache,
 }
 
 /// The outcome of walking a path from the root.
@@ -118,7 +121,12 @@ impl Workspace {
                 "The knowledge-base root is not a directory; point --root / knowledgeBase.root at a directory.",
             ));
         }
-        Ok(Workspace { root, internal: internal_dir_name.to_owned(), write_lock: Mutex::new(()) })
+        Ok(Workspace {
+            root,
+            internal: internal_dir_name.to_owned(),
+            write_lock: Mutex::new(()),
+            hashes: stamps::HashCache::default(),
+        })
     }
 
     /// The canonical absolute root (for status output; keep it out of error messages).

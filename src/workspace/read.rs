@@ -5,6 +5,7 @@ use std::io::Read;
 use std::time::SystemTime;
 
 use super::path::{MSG_MARKDOWN_ONLY, RelPath};
+use super::stamps::Stamp;
 use super::{Workspace, is_a_directory, is_missing};
 use crate::error::{Error, ErrorCode, Result};
 use crate::text::sha256_hex;
@@ -85,6 +86,8 @@ impl Workspace {
                 format!("'{path}' is not UTF-8 text (invalid byte at offset {offset}); save it as UTF-8 or exclude it."),
             )
         })?;
+        // `meta` was taken when the file was opened, before its bytes were read.
+        self.hashes.record(path.as_str(), Stamp::of(&meta), &source_hash);
         Ok(SourceDocument {
             path: path.clone(),
             text,
@@ -93,6 +96,22 @@ impl Workspace {
             len,
             modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
         })
+    }
+
+    /// The SHA-256 the Markdown file at `path` has now (as [`SourceDocument::source_hash`]), or
+    /// `None` when it cannot be read as Markdown. Remembered from the last full read while the
+    /// file's stamp (size, modification time; on Unix also inode and `ctime`) is unchanged, so
+    /// this usually costs the path guard's `stat`s only (`workspace/stamps.rs` says what a stamp
+    /// can miss).
+    pub fn current_hash(&self, path: &RelPath) -> Option<String> {
+        if !path.is_markdown() {
+            return None;
+        }
+        let meta = self.resolve(path).ok()?.meta?;
+        if let Some(hash) = self.hashes.get(path.as_str(), &Stamp::of(&meta)) {
+            return Some(hash);
+        }
+        self.read_markdown(path).ok().map(|s| s.source_hash)
     }
 
     /// Size and modification time of the file at `path`, without reading it (the fast path of

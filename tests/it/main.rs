@@ -4,6 +4,7 @@ mod assets;
 mod catalog;
 mod cli;
 mod corpus;
+mod edits;
 #[path = "../fake_embed/mod.rs"]
 mod fake_embed;
 mod format;
