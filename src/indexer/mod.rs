@@ -30,8 +30,9 @@ mod service;
 mod vectors;
 mod watch;
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use layout::{IndexLayout, SessionMarker, Snapshot, WriterLock};
@@ -97,11 +98,29 @@ impl Foreign {
     }
 }
 
-/// Files per commit during a full reindex: bounds memory and the work a crash can lose.
+/// Files in the first commit of a reindex; each later commit may hold twice as many as the one
+/// before, up to [`COMMIT_EVERY_MAX`] files or [`COMMIT_EVERY_BYTES`]. The first results are
+/// searchable early and a crash loses a bounded amount of work, while a large corpus needs few
+/// commits: each costs a store fsync, a lexical segment per indexing thread (merged later) and
+/// a rewrite of the whole link graph, so a fixed 1,000 files grew quadratically at 60,000 files.
 const COMMIT_EVERY: usize = 1_000;
 
 /// Documents written or deleted by one reindex after which the store file is compacted.
 const COMPACT_AFTER: u64 = 1_000;
+
+/// At most this many files per commit during a reindex.
+const COMMIT_EVERY_MAX: usize = 16_000;
+
+/// Markdown bytes (of re-indexed files) per commit during a reindex.
+const COMMIT_EVERY_BYTES: u64 = 64 << 20;
+
+/// Threads that read, parse and chunk files during a reindex (besides tantivy's two indexing
+/// threads, which analyse the text; on two cores the OS interleaves them).
+const MAX_PREPARE_THREADS: usize = 2;
+
+/// How many files the preparing threads may run ahead of the one applying them (bounds the
+/// memory held by prepared but not yet indexed files).
+const PREPARE_WINDOW: usize = 64;
 
 /// tantivy writer memory budget.
 const WRITER_HEAP_BYTES: usize = 200_000_000;
@@ -593,34 +612,100 @@ impl Indexer {
             self.writer.delete_path(path);
             result.deleted_files += 1;
         }
-        let mut since_commit = 0;
-        for entry in &files {
-            state.current_path = Some(entry.path.as_str().to_owned());
-            progress(&state);
-            let stored = documents.get(entry.path.as_str());
-            match self.index_file(&mut batch, entry, stored, opts.all)? {
-                FileOutcome::Skipped | FileOutcome::Touched => result.skipped_files += 1,
-                FileOutcome::Indexed(chunks) => {
-                    result.indexed_files += 1;
-                    result.chunks_indexed += chunks;
-                }
-                FileOutcome::Failed(reason) => {
-                    if stored.is_some() {
-                        result.deleted_files += 1;
+        // Files are read, parsed and chunked on `workers` threads (at most WINDOW files ahead);
+        // this thread applies them in file order (store batch, chunk ids, lexical writer), while
+        // tantivy's indexing threads analyse what was added.
+        let workers =
+            std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_PREPARE_THREADS);
+        let (workspace, options, all) = (Arc::clone(&self.workspace), self.options, opts.all);
+        let (files, documents) = (&files, &documents);
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let gate = (Mutex::new(0usize), Condvar::new());
+        let release = |applied: usize| {
+            *gate.0.lock().unwrap_or_else(PoisonError::into_inner) = applied;
+            gate.1.notify_all();
+        };
+        let batch = std::thread::scope(|scope| -> Result<Batch> {
+            let (tx, rx) = mpsc::channel::<(usize, Result<Prepared>)>();
+            for _ in 0..workers {
+                let tx = tx.clone();
+                let (next, stop, gate, workspace, options) = (&next, &stop, &gate, &workspace, &options);
+                scope.spawn(move || {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(entry) = files.get(i) else { break };
+                        let mut applied = gate.0.lock().unwrap_or_else(PoisonError::into_inner);
+                        while i >= *applied + PREPARE_WINDOW && !stop.load(Ordering::Relaxed) {
+                            applied = gate.1.wait(applied).unwrap_or_else(PoisonError::into_inner);
+                        }
+                        drop(applied);
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let stored = documents.get(entry.path.as_str());
+                        if tx.send((i, prepare(workspace, options, entry, stored, all))).is_err() {
+                            break;
+                        }
                     }
-                    result.failed_files.push(reason);
+                });
+            }
+            drop(tx);
+            let applied = (|mut batch: Batch| -> Result<Batch> {
+                let mut pending: HashMap<usize, Result<Prepared>> = HashMap::new();
+                let (mut since_commit, mut bytes_since_commit) = (0usize, 0u64);
+                let mut commit_every = COMMIT_EVERY;
+                for (i, entry) in files.iter().enumerate() {
+                    state.current_path = Some(entry.path.as_str().to_owned());
+                    progress(&state);
+                    let prepared = loop {
+                        if let Some(p) = pending.remove(&i) {
+                            break p;
+                        }
+                        let (j, p) = rx
+                            .recv()
+                            .map_err(|_| Error::internal("the indexing workers stopped unexpectedly."))?;
+                        pending.insert(j, p);
+                    };
+                    release(i + 1);
+                    let stored = documents.get(entry.path.as_str());
+                    let prepared = prepared?;
+                    // Only files that change something count towards a commit: a no-op reindex
+                    // commits once.
+                    if !matches!(prepared, Prepared::Skipped(None)) {
+                        since_commit += 1;
+                    }
+                    match self.apply(&mut batch, entry.path.as_str(), stored, prepared)? {
+                        FileOutcome::Skipped | FileOutcome::Touched => result.skipped_files += 1,
+                        FileOutcome::Indexed(chunks) => {
+                            result.indexed_files += 1;
+                            result.chunks_indexed += chunks;
+                            bytes_since_commit += entry.len;
+                        }
+                        FileOutcome::Failed(reason) => {
+                            if stored.is_some() {
+                                result.deleted_files += 1;
+                            }
+                            result.failed_files.push(reason);
+                        }
+                    }
+                    state.processed += 1;
+                    crate::failpoint("indexer.reindex.file-done");
+                    progress(&state);
+                    if since_commit >= commit_every || bytes_since_commit >= COMMIT_EVERY_BYTES {
+                        self.commit(batch)?;
+                        batch = self.store.batch()?;
+                        (since_commit, bytes_since_commit) = (0, 0);
+                        commit_every = (commit_every * 2).min(COMMIT_EVERY_MAX);
+                    }
                 }
-            }
-            state.processed += 1;
-            crate::failpoint("indexer.reindex.file-done");
-            progress(&state);
-            since_commit += 1;
-            if since_commit >= COMMIT_EVERY {
-                self.commit(batch)?;
-                batch = self.store.batch()?;
-                since_commit = 0;
-            }
-        }
+                Ok(batch)
+            })(batch);
+            // Wakes the workers waiting for the window (they see `stop` under the lock).
+            stop.store(true, Ordering::Relaxed);
+            release(files.len());
+            applied
+        })?;
         self.commit(batch)?;
         // A run that rewrote or dropped many documents leaves the old pages free inside redb's
         // file (a third of it after a full index of visualstudio-docs-ja): give them back.
@@ -778,63 +863,133 @@ impl Indexer {
         stored: Option<&DocumentRecord>,
         all: bool,
     ) -> Result<FileOutcome> {
-        let path = entry.path.as_str();
-        let mtime = mtime_ns(entry.modified);
-        if !all && stored.is_some_and(|d| d.len == entry.len && d.mtime_ns == mtime) {
-            return Ok(FileOutcome::Skipped);
-        }
-        let source = match self.workspace.read_markdown(&entry.path) {
-            Ok(s) => s,
-            Err(e)
-                if matches!(
-                    e.code,
-                    ErrorCode::UnsupportedFormat | ErrorCode::NotFound | ErrorCode::InvalidPath
-                ) =>
-            {
+        let prepared = prepare(&self.workspace, &self.options, entry, stored, all)?;
+        self.apply(batch, entry.path.as_str(), stored, prepared)
+    }
+
+    /// Writes what [`prepare`] worked out for `path` into the batch and the lexical writer
+    /// (chunk ids are allocated here, in the order files are applied).
+    fn apply(
+        &mut self,
+        batch: &mut Batch,
+        path: &str,
+        stored: Option<&DocumentRecord>,
+        prepared: Prepared,
+    ) -> Result<FileOutcome> {
+        match prepared {
+            Prepared::Skipped(None) => Ok(FileOutcome::Skipped),
+            Prepared::Skipped(Some(record)) => {
+                batch.touch_document(path, &record)?;
+                Ok(FileOutcome::Touched)
+            }
+            Prepared::Failed(reason) => {
                 if stored.is_some() {
                     batch.delete_document(path)?;
                     self.writer.delete_path(path);
                 }
-                return Ok(FileOutcome::Failed(format!("{path}: {}", e.message)));
+                Ok(FileOutcome::Failed(reason))
             }
-            Err(e) => return Err(e),
-        };
-        // A file changed between this read and the commit must not be recorded with the new
-        // hash and the old text (`docs/reliability.md`, "a file that changes while indexed").
-        crate::failpoint("indexer.after-read");
-        if !all && let Some(old) = stored.filter(|d| d.source_hash == source.source_hash) {
-            // Same bytes, new metadata (e.g. `touch`): remember it for the fast path.
-            let record =
-                DocumentRecord { len: source.len, mtime_ns: mtime_ns(source.modified), ..old.clone() };
-            batch.touch_document(path, &record)?;
-            return Ok(FileOutcome::Touched);
+            Prepared::Write(rev) => {
+                let Revision { source_hash, len, mtime_ns, mut docs, links } = *rev;
+                let ids = batch.allocate_chunk_ids(docs.len())?;
+                let record = DocumentRecord {
+                    source_hash,
+                    len,
+                    mtime_ns,
+                    indexed_at_s: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+                    chunk_ids: ids.clone().collect(),
+                };
+                batch.put_document(path, &record)?;
+                batch.put_links(path, &links)?;
+                // A path the store does not know has no chunks in the lexical index (it commits
+                // after the store, and a rebuild empties it), so there is nothing to delete:
+                // a full index queues no delete term per file.
+                if stored.is_some() {
+                    self.writer.delete_path(path);
+                }
+                for (d, id) in docs.iter_mut().zip(ids) {
+                    d.chunk_id = id;
+                    self.writer.add(d)?;
+                }
+                Ok(FileOutcome::Indexed(docs.len() as u64))
+            }
         }
-        let chunks = self.write_document(batch, &source)?;
-        Ok(FileOutcome::Indexed(chunks))
     }
+}
 
-    fn write_document(&mut self, batch: &mut Batch, source: &SourceDocument) -> Result<u64> {
-        let path = source.path.as_str();
-        let doc = Document::parse(&source.text);
-        let chunks = chunk(&doc, &self.options);
-        let ids = batch.allocate_chunk_ids(chunks.len())?;
-        let record = DocumentRecord {
-            source_hash: source.source_hash.clone(),
-            len: source.len,
-            mtime_ns: mtime_ns(source.modified),
-            indexed_at_s: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
-            chunk_ids: ids.clone().collect(),
-        };
-        batch.put_document(path, &record)?;
-        let links = crate::links::extract(&source.text, &doc);
-        batch.put_links(path, &encode_links(&links))?;
-        self.writer.delete_path(path);
-        let docs = lexical_docs(path, &source.source_hash, &doc, chunks, ids);
-        for d in &docs {
-            self.writer.add(d)?;
-        }
-        Ok(docs.len() as u64)
+/// What one file needs, worked out from the file alone (no store, no writer), so reindex can
+/// prepare files on several threads while the main thread applies them in order.
+enum Prepared {
+    /// Nothing to index; `Some` when the same bytes got new metadata (`touch`), to remember for
+    /// the size + mtime fast path.
+    Skipped(Option<DocumentRecord>),
+    /// Cannot be indexed (not UTF-8, too large, gone): the reason for `failedFiles`.
+    Failed(String),
+    /// A new revision to index.
+    Write(Box<Revision>),
+}
+
+/// A new revision of a file: its chunks as lexical documents (ids still 0) and its links.
+struct Revision {
+    source_hash: String,
+    len: u64,
+    mtime_ns: u128,
+    docs: Vec<LexicalDoc>,
+    links: Vec<u8>,
+}
+
+/// Reads, parses and chunks `entry` unless its stored record says it is unchanged (size +
+/// mtime, then SHA-256 unless `all`).
+fn prepare(
+    workspace: &Workspace,
+    options: &ChunkOptions,
+    entry: &FileEntry,
+    stored: Option<&DocumentRecord>,
+    all: bool,
+) -> Result<Prepared> {
+    let path = entry.path.as_str();
+    let mtime = mtime_ns(entry.modified);
+    if !all && stored.is_some_and(|d| d.len == entry.len && d.mtime_ns == mtime) {
+        return Ok(Prepared::Skipped(None));
     }
+    let source = match workspace.read_markdown(&entry.path) {
+        Ok(s) => s,
+        Err(e)
+            if matches!(
+                e.code,
+                ErrorCode::UnsupportedFormat | ErrorCode::NotFound | ErrorCode::InvalidPath
+            ) =>
+        {
+            return Ok(Prepared::Failed(format!("{path}: {}", e.message)));
+        }
+        Err(e) => return Err(e),
+    };
+    // A file changed between this read and the commit must not be recorded with the new
+    // hash and the old text (`docs/reliability.md`, "a file that changes while indexed").
+    crate::failpoint("indexer.after-read");
+    if !all && let Some(old) = stored.filter(|d| d.source_hash == source.source_hash) {
+        // Same bytes, new metadata (e.g. `touch`): remember it for the fast path.
+        let record = DocumentRecord { len: source.len, mtime_ns: mtime_ns(source.modified), ..old.clone() };
+        return Ok(Prepared::Skipped(Some(record)));
+    }
+    Ok(Prepared::Write(Box::new(revision(options, &source)?)))
+}
+
+/// Parses and chunks one revision of a file.
+fn revision(options: &ChunkOptions, source: &SourceDocument) -> Result<Revision> {
+    let path = source.path.as_str();
+    let doc = Document::parse(&source.text);
+    let chunks = chunk(&doc, options);
+    let links = crate::links::extract(&source.text, &doc);
+    let links = encode_links(&links);
+    let docs = lexical_docs(path, &source.source_hash, &doc, chunks, std::iter::repeat(0));
+    Ok(Revision {
+        source_hash: source.source_hash.clone(),
+        len: source.len,
+        mtime_ns: mtime_ns(source.modified),
+        docs,
+        links,
+    })
 }
 
 impl Drop for Indexer {

@@ -615,15 +615,23 @@ fn stem_katakana(s: &mut String, start: usize) {
     }
 }
 
+/// Texts up to this many bytes are remembered by [`LvsTokenizer`], so the same text given again
+/// (the heading path of every chunk of a section) is not analysed again.
+const REPEAT_CACHE_BYTES: usize = 1024;
+
 /// The tantivy tokenizer: cheap to clone (the dictionary is shared; each clone gets its own
-/// scratch buffers), `Send + Sync`.
+/// scratch buffers), `Send + Sync`. tantivy keeps one per field and indexing thread, so the
+/// heading-path field's tokenizer sees the same heading path for consecutive chunks of a
+/// section: a short text equal to the previous one reuses its tokens.
 pub(crate) struct LvsTokenizer {
     analyzer: Analyzer,
+    /// The last analysed text, when it was short enough to remember (`None` otherwise).
+    last: Option<String>,
 }
 
 impl LvsTokenizer {
     pub(crate) fn new() -> Self {
-        LvsTokenizer { analyzer: Analyzer::new() }
+        LvsTokenizer { analyzer: Analyzer::new(), last: None }
     }
 }
 
@@ -644,7 +652,17 @@ impl Tokenizer for LvsTokenizer {
     type TokenStream<'a> = LvsTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> LvsTokenStream<'a> {
-        self.analyzer.run(text);
+        if self.last.as_deref() != Some(text) {
+            self.analyzer.run(text);
+            match self.last.as_mut() {
+                _ if text.len() > REPEAT_CACHE_BYTES => self.last = None,
+                Some(last) => {
+                    last.clear();
+                    last.push_str(text);
+                }
+                None => self.last = Some(text.to_owned()),
+            }
+        }
         LvsTokenStream { analyzer: &self.analyzer, next: 0, token: Token::default() }
     }
 }

@@ -307,9 +307,16 @@ impl LexicalIndex {
     pub fn writer(&self, heap_bytes: usize) -> Result<LexicalWriter> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, WRITER_THREADS);
         let per_thread = (heap_bytes / threads).clamp(MIN_HEAP_PER_THREAD, MAX_HEAP_PER_THREAD);
+        // One merge thread: merges run beside indexing on the same two cores (tantivy's default
+        // of four only adds contention).
+        let options = tantivy::indexer::IndexWriterOptions::builder()
+            .num_worker_threads(threads)
+            .memory_budget_per_thread(per_thread)
+            .num_merge_threads(1)
+            .build();
         let writer = self
             .index
-            .writer_with_num_threads(threads, per_thread * threads)
+            .writer_with_options(options)
             .map_err(|e| map_err("Opening the lexical index writer", e))?;
         Ok(LexicalWriter {
             writer,
