@@ -1096,11 +1096,24 @@ fn lexical_docs(
     chunks: Vec<Chunk>,
     ids: impl Iterator<Item = u64>,
 ) -> Vec<LexicalDoc> {
+    // Chunks come in document order, so each one's first element is found by searching on from
+    // the previous one's: linear, where a lookup per chunk was quadratic (50,000 headings).
+    let mut from = 0;
+    let mut anchor_of = |pointer: &crate::markdown::LogicalPointer| {
+        let found = doc.elements[from..].iter().position(|e| &e.pointer == pointer).map(|i| from + i);
+        match found.or_else(|| doc.position(pointer)) {
+            Some(i) => {
+                from = i;
+                doc.elements[i].anchor()
+            }
+            None => pointer.to_string(),
+        }
+    };
     ids.zip(chunks)
         .map(|(id, c)| LexicalDoc {
             chunk_id: id,
             path: path.to_owned(),
-            anchor: doc.get(&c.pointer).map(|e| e.anchor()).unwrap_or_else(|| c.pointer.to_string()),
+            anchor: anchor_of(&c.pointer),
             heading_path: c.heading_path.unwrap_or_default(),
             text: c.text,
             source_hash: source_hash.to_owned(),
