@@ -510,7 +510,8 @@ impl LexicalIndex {
     /// the given order; ids the index does not hold are left out. The vector side reads the
     /// text to embed here: the index is the only copy of the chunks.
     pub fn stored_docs(&self, ids: &[u64]) -> Result<Vec<LexicalDoc>> {
-        let searcher = self.reader.searcher();
+        // Reloaded first: the writer's own commits are what the vector catch-up reads.
+        let searcher = self.searcher();
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
             let term =
