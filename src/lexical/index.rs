@@ -514,13 +514,7 @@ impl LexicalIndex {
         let searcher = self.searcher();
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
-            let term =
-                TermQuery::new(Term::from_field_u64(self.fields.chunk_id, id), IndexRecordOption::Basic);
-            let found = searcher
-                .search(&term, &tantivy::collector::DocSetCollector)
-                .map_err(|e| map_err("Reading stored chunks", e))?;
-            let Some(addr) = found.into_iter().next() else { continue };
-            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| map_err("Reading stored chunks", e))?;
+            let Some(doc) = self.stored(&searcher, id)? else { continue };
             let get =
                 |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
             out.push(LexicalDoc {
@@ -543,19 +537,20 @@ impl LexicalIndex {
         let plan = with_analyzer(|a| plan(query, a));
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
-            let term =
-                TermQuery::new(Term::from_field_u64(self.fields.chunk_id, id), IndexRecordOption::Basic);
-            let found = searcher
-                .search(&term, &tantivy::collector::DocSetCollector)
-                .map_err(|e| map_err("Reading a hit", e))?;
-            let Some(addr) = found.into_iter().next() else {
-                out.push(None);
-                continue;
-            };
-            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| map_err("Reading a hit", e))?;
-            out.push(Some(self.hit(&doc, id, 0.0, &plan)));
+            let doc = self.stored(&searcher, id)?;
+            out.push(doc.map(|doc| self.hit(&doc, id, 0.0, &plan)));
         }
         Ok(out)
+    }
+
+    /// The stored document of chunk `id` in `searcher`'s snapshot, if it holds one.
+    fn stored(&self, searcher: &tantivy::Searcher, id: u64) -> Result<Option<TantivyDocument>> {
+        let term = TermQuery::new(Term::from_field_u64(self.fields.chunk_id, id), IndexRecordOption::Basic);
+        let found = searcher
+            .search(&term, &tantivy::collector::DocSetCollector)
+            .map_err(|e| map_err("Reading a stored chunk", e))?;
+        let Some(addr) = found.into_iter().next() else { return Ok(None) };
+        searcher.doc(addr).map(Some).map_err(|e| map_err("Reading a stored chunk", e))
     }
 }
 

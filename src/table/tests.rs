@@ -831,13 +831,7 @@ proptest! {
                 // The shape changed as the action says.
                 let before = Table::parse(&table.text).unwrap().projection(&table.text);
                 let now = Table::parse(&el.text).unwrap().projection(&el.text);
-                let (dc, dr): (isize, isize) = match request.action {
-                    TableAction::InsertRow => (0, 1),
-                    TableAction::DeleteRow => (0, -1),
-                    TableAction::InsertColumn => (1, 0),
-                    TableAction::DeleteColumn => (-1, 0),
-                    _ => (0, 0),
-                };
+                let (dc, dr) = shape_change(request.action);
                 prop_assert_eq!(now.column_count as isize, before.column_count as isize + dc);
                 prop_assert_eq!(now.row_count as isize, before.row_count as isize + dr);
                 prop_assert!(!now.has_extra_cells);
@@ -923,13 +917,7 @@ proptest! {
                 prop_assert_eq!(el.range.start, start);
                 let before = Table::parse(&table.text).unwrap().projection(&table.text);
                 let now = Table::parse(&el.text).unwrap().projection(&el.text);
-                let (dc, dr): (isize, isize) = match request.action {
-                    TableAction::InsertRow => (0, 1),
-                    TableAction::DeleteRow => (0, -1),
-                    TableAction::InsertColumn => (1, 0),
-                    TableAction::DeleteColumn => (-1, 0),
-                    _ => (0, 0),
-                };
+                let (dc, dr) = shape_change(request.action);
                 prop_assert_eq!(now.column_count as isize, before.column_count as isize + dc);
                 prop_assert_eq!(now.row_count as isize, before.row_count as isize + dr);
             }
@@ -953,4 +941,15 @@ fn messages_quote_values_on_one_line() {
     let req = request(serde_json::json!({"action": "delete_column", "column": "a\tb"}));
     let err = plan(doc, &anchor, &req).unwrap_err();
     assert_eq!(err.message, "Column 'a\\tb' was not found.");
+}
+
+/// How an action changes a table's (columns, rows).
+fn shape_change(action: TableAction) -> (isize, isize) {
+    match action {
+        TableAction::InsertRow => (0, 1),
+        TableAction::DeleteRow => (0, -1),
+        TableAction::InsertColumn => (1, 0),
+        TableAction::DeleteColumn => (-1, 0),
+        _ => (0, 0),
+    }
 }
