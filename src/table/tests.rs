@@ -817,10 +817,8 @@ proptest! {
         let request = request(req);
         match plan(&doc, &table.anchor(), &request) {
             Ok((new_text, pointer)) => {
-                let (start, end) = (table.range.start, table.range.end);
-                prop_assert_eq!(&new_text[..start], &doc[..start]);
-                prop_assert!(new_text.len() >= doc.len() - end);
-                prop_assert_eq!(&new_text[new_text.len() - (doc.len() - end)..], &doc[end..]);
+                let start = table.range.start;
+                bytes_outside_unchanged(&doc, &new_text, &table.range)?;
                 let after = Document::parse(&new_text);
                 let el = after.elements.iter().find(|e| e.anchor() == pointer).unwrap();
                 prop_assert_eq!(el.kind, ElementKind::Table);
@@ -873,9 +871,7 @@ proptest! {
                 (&anchor, parsed.elements.iter().find(|e| e.kind == ElementKind::Table))
                 && let Ok((new_text, _)) = plan(&text, anchor, &request)
             {
-                let (start, end) = (table.range.start, table.range.end);
-                prop_assert_eq!(&new_text[..start], &text[..start]);
-                prop_assert_eq!(&new_text[new_text.len() - (text.len() - end)..], &text[end..]);
+                bytes_outside_unchanged(&text, &new_text, &table.range)?;
             }
             let _ = plan(&text, pointer, &request);
         }
@@ -904,10 +900,8 @@ proptest! {
         let request = request(req);
         match plan(&doc, &table.anchor(), &request) {
             Ok((new_text, pointer)) => {
-                let (start, end) = (table.range.start, table.range.end);
-                prop_assert_eq!(&new_text[..start], &doc[..start]);
-                prop_assert!(new_text.len() >= doc.len() - end);
-                prop_assert_eq!(&new_text[new_text.len() - (doc.len() - end)..], &doc[end..]);
+                let start = table.range.start;
+                bytes_outside_unchanged(&doc, &new_text, &table.range)?;
                 let after = Document::parse(&new_text);
                 crate::markdown::tests::check_invariants(&new_text, &after)?;
                 let el = after.elements.iter().find(|e| e.anchor() == pointer);
@@ -952,4 +946,16 @@ fn shape_change(action: TableAction) -> (isize, isize) {
         TableAction::DeleteColumn => (-1, 0),
         _ => (0, 0),
     }
+}
+
+/// `new` keeps `old`'s bytes before and after `range` (the edited element) unchanged.
+fn bytes_outside_unchanged(
+    old: &str,
+    new: &str,
+    range: &std::ops::Range<usize>,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    prop_assert_eq!(&new[..range.start], &old[..range.start]);
+    prop_assert!(new.len() >= old.len() - range.end);
+    prop_assert_eq!(&new[new.len() - (old.len() - range.end)..], &old[range.end..]);
+    Ok(())
 }

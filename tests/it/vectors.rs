@@ -727,16 +727,7 @@ fn real_model_jsquad_slice_and_fixture_facts_in_every_mode() {
     // 1. The fixture facts.
     let fixture = Project::from_fixture("ja");
     let root = fixture.root().to_path_buf();
-    let out = bin()
-        .arg("--project-root")
-        .arg(&root)
-        .arg("--config")
-        .arg(&config)
-        .args(["reindex", "--json"])
-        .output()
-        .unwrap();
-    let r: Value = serde_json::from_str(&expect_success(out, &["reindex"])).unwrap();
-    assert!(r["warning"].is_null(), "{r}");
+    reindex_cleanly(&root, &config);
     check_facts("hybrid", &|q| distinct_paths(&search_with(&root, &config, q, "hybrid")));
     let facts: Value =
         serde_json::from_str(&std::fs::read_to_string(crate::support::fixture("ja.facts.json")).unwrap())
@@ -798,16 +789,7 @@ fn real_model_jsquad_slice_and_fixture_facts_in_every_mode() {
         .take(40)
         .collect();
     assert!(queries.len() >= 30, "{}", queries.len());
-    let out = bin()
-        .arg("--project-root")
-        .arg(project.root())
-        .arg("--config")
-        .arg(&config)
-        .args(["reindex", "--json"])
-        .output()
-        .unwrap();
-    let r: Value = serde_json::from_str(&expect_success(out, &["reindex"])).unwrap();
-    assert!(r["warning"].is_null(), "{r}");
+    reindex_cleanly(project.root(), &config);
     let mut mrr = std::collections::BTreeMap::new();
     for mode in ["lexical", "semantic", "hybrid"] {
         let mut rr = 0.0;
@@ -825,4 +807,18 @@ fn real_model_jsquad_slice_and_fixture_facts_in_every_mode() {
     // does not measure quality (benches/eval_hybrid.py does).
     assert!(mrr["semantic"] >= 0.6, "{mrr:?}");
     assert!(mrr["hybrid"] >= mrr["lexical"] - 0.02, "{mrr:?}");
+}
+
+/// `reindex --json` of `root` with `config`; asserts it succeeded without a warning.
+fn reindex_cleanly(root: &std::path::Path, config: &std::path::Path) {
+    let out = bin()
+        .arg("--project-root")
+        .arg(root)
+        .arg("--config")
+        .arg(config)
+        .args(["reindex", "--json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_str(&expect_success(out, &["reindex"])).unwrap();
+    assert!(r["warning"].is_null(), "{r}");
 }
