@@ -15,7 +15,7 @@ mod export;
 mod guides;
 mod html;
 mod links;
-mod mutate;
+mod edit;
 mod search;
 
 use std::sync::{Arc, Mutex};
