@@ -64,7 +64,8 @@ fn serve_then_close(project: &Project, serve_for: Duration, expected: &[&str]) {
     assert!(answer(&mut stdout, 1)["result"]["serverInfo"].is_object());
     send(&mut stdin, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     // A search: the reader opens, a blocking thread runs it.
-    let search = json!({"name": "kb_search", "arguments": {"request": {"query": "所有権", "mode": "lexical"}}});
+    let search =
+        json!({"name": "kb_search", "arguments": {"request": {"query": "所有権", "mode": "lexical"}}});
     send(&mut stdin, &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": search}));
     let found = answer(&mut stdout, 2);
     assert_eq!(found["result"]["isError"], false, "{found}");
