@@ -11,11 +11,11 @@
 
 mod assets;
 mod catalog;
+mod edit;
 mod export;
 mod guides;
 mod html;
 mod links;
-mod edit;
 mod search;
 
 use std::sync::{Arc, Mutex};

@@ -548,7 +548,7 @@ fn the_read_side_rereads_the_link_graph_only_when_the_writer_replaced_it() {
     let (_dir, _ws, layout) = workspace(&[]);
     std::fs::create_dir_all(layout.dir()).unwrap();
     let readers = ReadSide::new(layout.clone(), None);
-    let e = readers.links().err().expect("no link graph yet");
+    let Err(e) = readers.links() else { panic!("a link graph before any was written") };
     assert_eq!(e.code, ErrorCode::IndexNotReady);
     assert!(e.message.contains("run kb_reindex"), "{}", e.message);
     LinkGraph::new(3).write(&layout.links_path()).unwrap();
@@ -559,7 +559,7 @@ fn the_read_side_rereads_the_link_graph_only_when_the_writer_replaced_it() {
     LinkGraph::new(3_000_000).write(&layout.links_path()).unwrap();
     assert_eq!(readers.links().unwrap().generation(), 3_000_000);
     // Without embeddings the vector side says so instead of reading anything.
-    let e = readers.vector_candidates("q", 5, &Snapshot::default(), None).err().expect("embeddings off");
+    let e = readers.vector_candidates("q", 5, &Snapshot::default(), None).expect_err("embeddings off");
     assert_eq!(e.code, ErrorCode::IndexNotReady);
 }
 

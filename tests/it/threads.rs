@@ -103,7 +103,7 @@ fn serve_then_close(project: &Project, serve_for: Duration, expected: &[&str]) {
         assert!(log.contains("server stopped; threads still running: 0"), "stderr:\n{log}");
         assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "the process is still there");
     } else {
-        println!("skipped: the thread count after shutdown is checked on Linux only");
+        eprintln!("skipped: the thread count after shutdown is checked on Linux only");
     }
 }
 
