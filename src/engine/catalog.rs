@@ -95,6 +95,7 @@ impl Engine {
                 )));
             }
         };
+        let _serial = self.catalog_updates.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let done = update_index(
             &self.core.workspace,
             &settings,

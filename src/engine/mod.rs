@@ -52,6 +52,8 @@ pub struct Engine {
     watcher: Mutex<Option<FileWatcher>>,
     /// Per-document catalog data (`kb_find_docs`, `kb_check`), kept under each file's stamp.
     catalog_docs: crate::catalog::docs::DocCache,
+    /// Serialises `kb_update_index` calls (read, edit, write of the catalog index).
+    catalog_updates: Mutex<()>,
 }
 
 /// The project the engine's use cases work on.
@@ -124,6 +126,7 @@ impl Engine {
             service,
             watcher: Mutex::new(None),
             catalog_docs: Default::default(),
+            catalog_updates: Mutex::new(()),
         })
     }
 
