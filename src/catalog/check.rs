@@ -101,7 +101,7 @@ pub fn run_check(
     let Some(index_path) = settings.index.clone() else { return Ok(filter(issues, &ignored)) };
 
     // Phase 2: index syntax and schema.
-    let file = match read_index(ws, &settings) {
+    let file = match read_index(ws, &settings, cache) {
         Ok(IndexRead::Missing(path)) => {
             issues.push(Issue {
                 file: cfg_file,

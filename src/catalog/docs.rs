@@ -54,10 +54,14 @@ pub enum FileProblem {
 /// A cached entry: the file's size and time when it was read, and its data.
 type Cached = (u64, SystemTime, Arc<DocInfo>);
 
-/// Cached derived data per path.
+/// Cached derived data per path: each document's, and the parsed index files. Owned by the
+/// caller (the engine holds one per project).
 #[derive(Default)]
 pub struct DocCache {
     entries: Mutex<HashMap<String, Cached>>,
+    /// Parsed index files by absolute path and language, with the size and time they were
+    /// read at.
+    indexes: Mutex<HashMap<String, CachedIndex>>,
 }
 
 impl DocCache {
@@ -186,30 +190,26 @@ pub fn index_missing_message(language: Language, path: &str) -> String {
 }
 
 /// Reads the index named by `settings` (E5 when there is no `index` setting).
-pub fn read_index(ws: &Workspace, settings: &CatalogSettings) -> Result<IndexRead> {
+pub fn read_index(ws: &Workspace, settings: &CatalogSettings, cache: &DocCache) -> Result<IndexRead> {
     let path = settings.index_path()?.to_owned();
     let rel = ws.rel_path(&path, PathContext::Any)?;
     // The parsed form is reused while the file's size and time are unchanged (§2.8).
     let key = format!("{}\u{0}{path}\u{0}{}", ws.root().display(), settings.language.as_str());
     let stamp = ws.stat(&rel).ok();
-    if let (Some(stamp), Ok(cache)) = (stamp, INDEX_CACHE.lock())
+    if let (Some(stamp), Ok(cache)) = (stamp, cache.indexes.lock())
         && let Some((s, t, file)) = cache.get(&key)
         && (*s, *t) == stamp
     {
         return Ok(IndexRead::Parsed(Arc::clone(file)));
     }
     let read = read_index_uncached(ws, settings, &rel, path)?;
-    if let (Some((size, time)), IndexRead::Parsed(file), Ok(mut cache)) = (stamp, &read, INDEX_CACHE.lock())
+    if let (Some((size, time)), IndexRead::Parsed(file), Ok(mut cache)) = (stamp, &read, cache.indexes.lock())
         && file.bytes.len() as u64 == size
     {
         cache.insert(key, (size, time, Arc::clone(file)));
     }
     Ok(read)
 }
-
-/// Parsed index files by absolute path and language, with the size and time they were read at.
-static INDEX_CACHE: std::sync::LazyLock<Mutex<HashMap<String, CachedIndex>>> =
-    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// A parsed index with the size and time of the file it came from.
 type CachedIndex = (u64, SystemTime, Arc<IndexFile>);
@@ -270,9 +270,13 @@ pub fn parse_index(
 }
 
 /// The index for a query tool: E6, E7 and E8 are errors.
-pub fn load_valid_index(ws: &Workspace, settings: &CatalogSettings) -> Result<(Arc<IndexFile>, Index)> {
+pub fn load_valid_index(
+    ws: &Workspace,
+    settings: &CatalogSettings,
+    cache: &DocCache,
+) -> Result<(Arc<IndexFile>, Index)> {
     let language = settings.language;
-    match read_index(ws, settings)? {
+    match read_index(ws, settings, cache)? {
         IndexRead::Missing(path) => Err(Error::not_found(index_missing_message(language, &path))),
         IndexRead::InvalidYaml { message, .. } => Err(Error::invalid_argument(message)),
         IndexRead::Parsed(file) => {

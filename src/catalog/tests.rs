@@ -442,12 +442,15 @@ mod editing {
         let (dir, ws, st) = setup(BASE);
         let ws = Arc::new(ws);
         let st = Arc::new(st);
+        // Serialised as the engine does it (one lock per project).
+        let serial = Arc::new(std::sync::Mutex::new(()));
         let handles: Vec<_> = (0..8)
             .map(|n| {
-                let (ws, st) = (Arc::clone(&ws), Arc::clone(&st));
+                let (ws, st, serial) = (Arc::clone(&ws), Arc::clone(&st), Arc::clone(&serial));
                 std::thread::spawn(move || {
                     let item = json!({"path": format!("n{n}.md"), "title": format!("N{n}")});
                     let id = format!("n{n}");
+                    let _serial = serial.lock().unwrap();
                     update_index(
                         &ws,
                         &st,

@@ -9,8 +9,6 @@
 //!   edit is redone from the start, up to 3 attempts, then `CONFLICT`. Calls in this process are
 //!   serialised, so two concurrent calls both land or one gets `CONFLICT`, never a lost update.
 
-use std::sync::Mutex;
-
 use serde_json::Value as Json;
 use yaml_serde::{Mapping, Value};
 
@@ -25,9 +23,6 @@ use crate::workspace::{LockFile, PathContext, RelPath, Workspace};
 
 /// Attempts before a concurrent external edit is reported.
 const ATTEMPTS: usize = 3;
-
-/// Serialises `kb_update_index` calls in this process.
-static UPDATES: Mutex<()> = Mutex::new(());
 
 /// A validated request.
 pub struct Update<'a> {
@@ -51,7 +46,8 @@ pub struct Updated {
 /// Runs an update. `before_write` runs between the read and the write of every attempt (tests
 /// use it to simulate an editor saving the file meanwhile); `write_lock` is held for the final
 /// hash check and rename, so servers in other processes cannot interleave theirs (the engine's
-/// `MUTATION.lock`; `None` where only this process writes).
+/// `MUTATION.lock`; `None` where only this process writes). Calls on one index file are
+/// serialised by the caller (the engine holds one lock per project for them).
 pub fn update_index(
     ws: &Workspace,
     settings: &CatalogSettings,
@@ -84,7 +80,6 @@ pub fn update_index(
         None => None,
         Some(item) => Some(entry_value(item, list, id_key, req.id, &dir, lang)?),
     };
-    let _serial = UPDATES.lock().unwrap_or_else(|p| p.into_inner());
     for _ in 0..ATTEMPTS {
         let bytes = match ws.read_bytes(&rel, MAX_INDEX_BYTES) {
             Ok(b) => b,

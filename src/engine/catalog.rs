@@ -8,11 +8,9 @@
 //! - Argument problems are reported in the catalog's `language` once the settings are read;
 //!   the write gate of `kb_update_index` comes before anything is read (§2.4).
 
-use std::sync::LazyLock;
-
 use super::Engine;
 use crate::catalog::check::run_check;
-use crate::catalog::docs::{DocCache, load_valid_index};
+use crate::catalog::docs::load_valid_index;
 use crate::catalog::find::{BRIEF_FIELDS, FindQuery, OPTIONAL_FIELDS, find_docs, list_tags};
 use crate::catalog::update::{Update, update_index};
 use crate::catalog::{self, CatalogSettings, Language, SettingsEnv, norm};
@@ -21,10 +19,6 @@ use crate::wire::{
     CatalogText, CheckIssue, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest,
     UpdateIndexRequest, UpdateIndexResponse,
 };
-
-/// Per-document derived data, shared by every call (keys are absolute, so several projects in
-/// one test process do not mix).
-static DOC_CACHE: LazyLock<DocCache> = LazyLock::new(DocCache::default);
 
 impl Engine {
     /// What the catalog settings loader needs from this engine.
@@ -39,7 +33,7 @@ impl Engine {
 
     /// The catalog settings for a call (`catalog.md` §3.1); `config` is the tool's `config`
     /// argument (root-relative). No configuration: `NOT_FOUND` (E1).
-    pub fn catalog_settings(&self, config: Option<&str>) -> Result<CatalogSettings> {
+    pub(super) fn catalog_settings(&self, config: Option<&str>) -> Result<CatalogSettings> {
         catalog::load_settings(&self.catalog_env(), config)
     }
 
@@ -55,9 +49,9 @@ impl Engine {
         let lang = settings.language;
         let query = find_query(req, lang)?;
         let ws = &self.core.workspace;
-        let (_, index) = load_valid_index(ws, &settings)?;
+        let (_, index) = load_valid_index(ws, &settings, &self.catalog_docs)?;
         let paths: Vec<&str> = index.docs.iter().map(|d| d.path.as_str()).collect();
-        let infos = DOC_CACHE.get_all(ws, &paths);
+        let infos = self.catalog_docs.get_all(ws, &paths);
         let answer = find_docs(&index, &infos, &query, lang)?;
         Ok(CatalogText { text: answer.text, structured: answer.structured })
     }
@@ -67,7 +61,7 @@ impl Engine {
         let settings = self.catalog_settings(req.config.as_deref())?;
         let lang = settings.language;
         let json = format_is_json(req.format.as_deref(), lang)?;
-        let (_, index) = load_valid_index(&self.core.workspace, &settings)?;
+        let (_, index) = load_valid_index(&self.core.workspace, &settings, &self.catalog_docs)?;
         let answer = list_tags(&index, req.query.as_deref(), json, lang);
         Ok(CatalogText { text: answer.text, structured: answer.structured })
     }
@@ -78,8 +72,8 @@ impl Engine {
     }
 
     /// `kb_update_index` with a hook that runs between the read and the write of every attempt
-    /// (tests simulate a concurrent editor with it).
-    pub fn update_index_with_hook(
+    /// (a seam for simulating a concurrent editor).
+    fn update_index_with_hook(
         &self,
         req: &UpdateIndexRequest,
         hook: &dyn Fn(),
@@ -101,6 +95,7 @@ impl Engine {
                 )));
             }
         };
+        let _serial = self.catalog_updates.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let done = update_index(
             &self.core.workspace,
             &settings,
@@ -137,8 +132,13 @@ impl Engine {
 
     /// `check --ignore KIND…`: `kb_check` with more kinds left out.
     pub fn check_ignoring(&self, req: &CheckRequest, ignore: &[String]) -> Result<CheckResponse> {
-        let issues =
-            run_check(&self.catalog_env(), &DOC_CACHE, req.config.as_deref(), req.base.as_deref(), ignore)?;
+        let issues = run_check(
+            &self.catalog_env(),
+            &self.catalog_docs,
+            req.config.as_deref(),
+            req.base.as_deref(),
+            ignore,
+        )?;
         Ok(CheckResponse {
             issues: issues
                 .into_iter()

@@ -7,7 +7,7 @@
 
 use super::Engine;
 use crate::assets::{ImageFormat, MAX_ASSET_BYTES, SIGNATURE_BYTES};
-use crate::catalog::docs::{IndexRead, read_index};
+use crate::catalog::docs::{DocCache, IndexRead, read_index};
 use crate::catalog::{CatalogSettings, HtmlLang};
 use crate::error::{Error, ErrorCode, Result};
 use crate::html::{self, FileKind, Files, ImageProblem, Language, SiteDoc};
@@ -85,7 +85,7 @@ impl Engine {
             Err(e) if e.code == ErrorCode::NotFound => return Err(missing_source(lang, source.as_str())),
             Err(e) => return Err(e),
         };
-        let entries = index_entries(workspace, &config.catalog);
+        let entries = index_entries(workspace, &config.catalog, &self.catalog_docs);
         let entry = entries.iter().find(|e| e.path == source.as_str());
         let site_doc = SiteDoc {
             path: source.as_str(),
@@ -127,7 +127,7 @@ impl Engine {
         for path in &paths {
             texts.push(workspace.read_markdown(path)?.text);
         }
-        let entries = index_entries(workspace, &config.catalog);
+        let entries = index_entries(workspace, &config.catalog, &self.catalog_docs);
         let docs: Vec<SiteDoc<'_>> = paths
             .iter()
             .zip(&texts)
@@ -285,11 +285,11 @@ struct IndexEntry {
 /// The `docs` entries of the catalog index (titles and site keys), read by the catalog's own
 /// reader. A missing or unreadable index gives no entries: the render falls back to §7.2's other
 /// title sources, and `kb_check` is where index problems are reported.
-fn index_entries(workspace: &Workspace, settings: &CatalogSettings) -> Vec<IndexEntry> {
+fn index_entries(workspace: &Workspace, settings: &CatalogSettings, cache: &DocCache) -> Vec<IndexEntry> {
     if settings.index.is_none() {
         return Vec::new();
     }
-    match read_index(workspace, settings) {
+    match read_index(workspace, settings, cache) {
         Ok(IndexRead::Parsed(file)) => file
             .validated
             .index

@@ -3,11 +3,10 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use super::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::links::{Direction, Edge, LinkGraph, LinkIndex};
+use crate::links::{Direction, Edge, LinkIndex};
 use crate::wire::{LinkDirection, LinkEdge, LinksRequest, LinksResponse};
 use crate::workspace::PathContext;
 
@@ -15,9 +14,6 @@ use crate::workspace::PathContext;
 const DEFAULT_LIMIT: usize = 200;
 /// Most edges per page.
 const MAX_LIMIT: i64 = 1000;
-
-/// The loaded graph and the size and time of the file it came from.
-pub(super) type CachedLinks = (u64, Option<SystemTime>, Arc<LinkIndex>);
 
 impl Engine {
     /// `kb_links`.
@@ -99,23 +95,7 @@ impl Engine {
 
     /// The committed link graph, reloaded when the writer replaced `links.json`.
     fn link_index(&self) -> Result<Arc<LinkIndex>> {
-        let path = self.core.layout.links_path();
-        let meta = std::fs::metadata(&path).map_err(|_| {
-            Error::index_not_ready(
-                "The link graph is not built yet; run kb_reindex first (CLI: `local-vector-search-mcp reindex`), with force=true if kb_status reports the index incompatible.",
-            )
-        })?;
-        let stamp = (meta.len(), meta.modified().ok());
-        let mut slot =
-            self.core.links.lock().map_err(|_| Error::internal("the link graph lock was poisoned"))?;
-        if let Some((len, modified, index)) = slot.as_ref()
-            && (*len, *modified) == stamp
-        {
-            return Ok(Arc::clone(index));
-        }
-        let index = Arc::new(LinkIndex::new(LinkGraph::read(&path)?));
-        *slot = Some((stamp.0, stamp.1, Arc::clone(&index)));
-        Ok(index)
+        self.core.readers.links()
     }
 }
 

@@ -11,11 +11,11 @@
 
 mod assets;
 mod catalog;
+mod edit;
 mod export;
 mod guides;
 mod html;
 mod links;
-mod mutate;
 mod search;
 
 use std::sync::{Arc, Mutex};
@@ -27,8 +27,8 @@ use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
 use crate::config::{Config, EmbeddingProvider, Loaded};
 use crate::error::{Error, Result};
 use crate::indexer::{
-    FileWatcher, IndexLayout, IndexService, Indexer, SCHEMA_VERSION, ServiceParts, Snapshot, WATCHER_PATH,
-    compatibility, lexical_manifest, watch,
+    FileWatcher, IndexLayout, IndexService, ReadSide, SCHEMA_VERSION, ServiceParts, Snapshot, WATCHER_PATH,
+    WriterParts, compatibility, embedding_client, lexical_manifest, watch,
 };
 use crate::lexical::{ANALYZER_VERSION, LexicalIndex};
 use crate::markdown::{Anchor, Document, ElementKind, ReadLimits, outline, read_slice};
@@ -42,59 +42,37 @@ use crate::wire::{
 };
 use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
 
-/// Most results one search returns.
-pub const MAX_TOP_K: i64 = 50;
-
 /// One project, opened.
 pub struct Engine {
     config: Config,
     warnings: Vec<String>,
-    core: Arc<Core>,
+    core: Core,
     /// The one owner of background index work (edits, reindexes, vector catch-up).
     service: Arc<IndexService>,
     watcher: Mutex<Option<FileWatcher>>,
-    /// The query-time embedding client (embeddings on; created on first semantic search).
-    embedder: Mutex<Option<Arc<crate::vectors::Embedder>>>,
-    /// The search-side view of `vectors.usearch`.
-    vectors: Mutex<Option<search::VectorReader>>,
+    /// Per-document catalog data (`kb_find_docs`, `kb_check`), kept under each file's stamp.
+    catalog_docs: crate::catalog::docs::DocCache,
+    /// Serialises `kb_update_index` calls (read, edit, write of the catalog index).
+    catalog_updates: Mutex<()>,
 }
 
-/// What both the engine and the indexing service use.
+/// The project the engine's use cases work on.
 struct Core {
     workspace: Arc<Workspace>,
     filter: GlobFilter,
     chunk_options: ChunkOptions,
     layout: IndexLayout,
-    /// The shared lexical reader: searches clone the `Arc` and rank without a lock; the service
-    /// reloads it after each commit.
-    reader: Mutex<Option<Arc<LexicalIndex>>>,
-    /// The last loaded link graph (`kb_links`), keyed by its file's size and time.
-    links: Mutex<Option<links::CachedLinks>>,
+    /// The derived-state readers (lexical, vectors, link graph), shared with the indexing
+    /// service, which reloads them after each commit.
+    readers: Arc<ReadSide>,
 }
 
-impl Core {
-    /// The lexical reader, opened on first use.
-    fn lexical(&self) -> Result<Arc<LexicalIndex>> {
-        if let Some(index) = self.reader_slot()?.as_ref() {
-            return Ok(Arc::clone(index));
-        }
-        let opened = Arc::new(LexicalIndex::open_or_create(&self.layout.lexical_dir())?);
-        Ok(Arc::clone(self.reader_slot()?.get_or_insert(opened)))
-    }
-
-    fn reader_slot(&self) -> Result<std::sync::MutexGuard<'_, Option<Arc<LexicalIndex>>>> {
-        self.reader.lock().map_err(|_| Error::internal("the index reader lock was poisoned"))
-    }
-
-    /// Makes the reader see the last commit now, so the next search does not pay for it (no-op
-    /// before the first search opened it; a search reloads by itself after any commit).
-    fn reload_reader(&self) {
-        let open = self.reader_slot().ok().and_then(|slot| slot.clone());
-        if let Some(index) = open
-            && let Err(e) = index.refresh()
-        {
-            tracing::warn!("could not reload the lexical index: {}", e.message);
-        }
+impl Drop for Engine {
+    /// The watcher feeds the indexing service, so it stops (and joins its thread) first; the
+    /// service then stops and joins its worker and embedding threads when its last handle goes.
+    fn drop(&mut self) {
+        let watcher = self.watcher.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        drop(watcher);
     }
 }
 
@@ -119,42 +97,24 @@ impl Engine {
             warnings.push(note);
         }
         let layout = IndexLayout::new(config.storage.path.clone());
-        let core = Arc::new(Core {
-            workspace: Arc::new(workspace),
-            filter,
-            chunk_options,
-            layout,
-            reader: Mutex::new(None),
-            links: Mutex::new(None),
-        });
+        let workspace = Arc::new(workspace);
         let embedding = config.embedding.is_enabled().then(|| config.embedding.clone());
-        // The indexing client is made on the embedding thread at its first request, so opening
-        // an engine (every CLI command, a server start) builds no HTTP client.
-        let embed = embedding.clone().map(|e| {
-            let client = std::sync::OnceLock::new();
-            Box::new(move |texts: &[&str]| {
-                client
-                    .get_or_init(|| crate::vectors::Embedder::new(&e, None))
-                    .as_ref()
-                    .map_err(Clone::clone)?
-                    .embed(texts)
-            }) as Box<crate::indexer::EmbedFn>
-        });
-        let open_core = Arc::clone(&core);
-        let commit_core = Arc::clone(&core);
+        let heading_context = config.chunking.include_heading_context;
+        let readers =
+            Arc::new(ReadSide::new(layout.clone(), embedding.clone().map(|e| (e, heading_context))));
+        let embed = embedding.clone().map(embedding_client);
         let service = Arc::new(IndexService::start(ServiceParts {
-            open: Box::new(move || {
-                Indexer::open(
-                    Arc::clone(&open_core.workspace),
-                    open_core.filter.clone(),
-                    open_core.chunk_options,
-                    &open_core.layout,
-                    embedding.as_ref(),
-                )
-            }),
+            writer: WriterParts {
+                workspace: Arc::clone(&workspace),
+                filter: filter.clone(),
+                chunk_options,
+                layout: layout.clone(),
+                embedding,
+            },
+            readers: Arc::clone(&readers),
             embed,
-            on_commit: Box::new(move || commit_core.reload_reader()),
         }));
+        let core = Core { workspace, filter, chunk_options, layout, readers };
         if core.layout.interrupted() {
             // The last writer died mid-work: repair before the first search answers.
             service.request_repair();
@@ -165,8 +125,8 @@ impl Engine {
             core,
             service,
             watcher: Mutex::new(None),
-            embedder: Mutex::new(None),
-            vectors: Mutex::new(None),
+            catalog_docs: Default::default(),
+            catalog_updates: Mutex::new(()),
         })
     }
 
@@ -330,7 +290,7 @@ impl Engine {
 
     /// Runs `f` with the shared lexical reader; no lock is held while it runs.
     fn with_reader<T>(&self, f: impl FnOnce(&LexicalIndex) -> Result<T>) -> Result<T> {
-        let index = self.core.lexical()?;
+        let index = self.core.readers.lexical()?;
         f(&index)
     }
 

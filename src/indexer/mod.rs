@@ -1,9 +1,10 @@
 //! Keeps the derived index in step with the Markdown: scan → diff → parse → chunk → write.
 //!
 //! The indexer owns the index directory's write side: the writer lock (`LOCK`), the bookkeeping
-//! store (`meta.redb`) and the lexical index's writer (`lexical/`). Readers (search) open the
-//! lexical index on their own and never take the lock, so a second process can search while
-//! this one writes.
+//! store (`meta.redb`) and the lexical index's writer (`lexical/`). The read side
+//! ([`ReadSide`]) opens the lexical index, the vector file and the link graph on its own and
+//! never takes the lock, so a second process can search while this one writes; the indexing
+//! service reloads it after each commit.
 //!
 //! Invariants:
 //!
@@ -26,6 +27,7 @@
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
 mod layout;
+mod readers;
 mod service;
 mod vectors;
 mod watch;
@@ -36,6 +38,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use layout::{IndexLayout, SessionMarker, Snapshot, WriterLock};
+pub use readers::ReadSide;
 pub use service::{EmbedFn, IDLE_AFTER, IndexService, ServiceParts, WATCHER_PATH};
 use vectors::VectorSync;
 pub use vectors::{EmbedJob, VectorState};
@@ -249,6 +252,49 @@ fn open_lexical(dir: &std::path::Path) -> Result<(LexicalIndex, LexicalWriter)> 
         }
         other => other,
     }
+}
+
+/// What opening the writer takes: the project's files and settings. The indexing service holds
+/// one and opens the writer whenever it has work (and closes it when idle).
+pub struct WriterParts {
+    /// The knowledge base.
+    pub workspace: Arc<Workspace>,
+    /// `knowledgeBase.include` / `exclude`.
+    pub filter: GlobFilter,
+    /// The chunker's settings.
+    pub chunk_options: ChunkOptions,
+    /// The index directory.
+    pub layout: IndexLayout,
+    /// The embedding settings when embeddings are on.
+    pub embedding: Option<EmbeddingConfig>,
+}
+
+impl WriterParts {
+    /// [`Indexer::open`] over these parts (fails with `WriterBusy` while another writer holds
+    /// the lock).
+    pub fn open(&self) -> Result<Indexer> {
+        Indexer::open(
+            Arc::clone(&self.workspace),
+            self.filter.clone(),
+            self.chunk_options,
+            &self.layout,
+            self.embedding.as_ref(),
+        )
+    }
+}
+
+/// The indexing service's embedding client over `embedding`. The HTTP client is made on the
+/// embedding thread at its first request, so opening a project (every CLI command, a server
+/// start) builds none.
+pub fn embedding_client(embedding: EmbeddingConfig) -> Box<EmbedFn> {
+    let client = std::sync::OnceLock::new();
+    Box::new(move |texts: &[&str]| {
+        client
+            .get_or_init(|| crate::vectors::Embedder::new(&embedding, None))
+            .as_ref()
+            .map_err(Clone::clone)?
+            .embed(texts)
+    })
 }
 
 impl Indexer {

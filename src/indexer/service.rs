@@ -25,7 +25,7 @@ use std::sync::mpsc::{Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use super::{EmbedJob, Indexer, Progress, ReindexOptions};
+use super::{EmbedJob, Indexer, Progress, ReadSide, ReindexOptions, WriterParts};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::text::rfc3339_utc;
 use crate::wire::{
@@ -43,21 +43,21 @@ pub const IDLE_AFTER: Duration = Duration::from_secs(1);
 /// How long the writer waits for another process's writer before giving up.
 const WRITER_WAIT: Duration = Duration::from_secs(60);
 
-/// Opens the writer (takes the OS writer lock; fails with `WriterBusy` while another holds it).
-pub type OpenFn = dyn Fn() -> Result<Indexer> + Send + Sync;
 /// Embeds a batch of texts (the embedding client; runs on the embedding thread).
 pub type EmbedFn = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + Send + Sync;
-/// Runs after every lexical commit (readers reload).
-pub type CommitFn = dyn Fn() + Send + Sync;
+
+/// How long dropping the service waits for an embedding request in flight before it leaves the
+/// embedding thread to end on its own (the request's timeout bounds it).
+const EMBED_JOIN_WAIT: Duration = Duration::from_secs(2);
 
 /// What the service needs from its owner.
 pub struct ServiceParts {
-    /// Opens the writer.
-    pub open: Box<OpenFn>,
+    /// What opening the writer takes.
+    pub writer: WriterParts,
+    /// The readers the worker reloads after each commit.
+    pub readers: Arc<ReadSide>,
     /// The embedding client, when embeddings are on.
     pub embed: Option<Box<EmbedFn>>,
-    /// Called after each commit.
-    pub on_commit: Box<CommitFn>,
 }
 
 /// Pending paths and their generations (pure bookkeeping; the worker drains it).
@@ -273,6 +273,8 @@ struct State {
     /// An embedding request's answer, waiting for the worker.
     answer: Option<(EmbedJob, Result<Vec<Vec<f32>>>)>,
     shutdown: bool,
+    /// The embedding thread has ended.
+    embed_ended: bool,
 }
 
 struct Shared {
@@ -294,19 +296,21 @@ impl Shared {
 pub struct IndexService {
     shared: Arc<Shared>,
     worker: Option<std::thread::JoinHandle<()>>,
+    embedder: Option<std::thread::JoinHandle<()>>,
 }
 
 impl IndexService {
     /// Starts the worker (and the embedding thread when embeddings are on).
     pub fn start(parts: ServiceParts) -> IndexService {
         let shared = Arc::new(Shared { state: Mutex::new(State::default()), changed: Condvar::new() });
-        let embed_tx = parts.embed.and_then(|embed| start_embedder(Arc::clone(&shared), embed));
+        let (embed_tx, embedder) =
+            parts.embed.and_then(|embed| start_embedder(Arc::clone(&shared), embed)).unzip();
         let worker_shared = Arc::clone(&shared);
-        let (open, on_commit) = (parts.open, parts.on_commit);
+        let (writer, readers) = (parts.writer, parts.readers);
         let worker = std::thread::Builder::new()
             .name("index-service".into())
             .spawn(move || {
-                let worker = Worker::new(&worker_shared, &*open, &*on_commit, embed_tx);
+                let worker = Worker::new(&worker_shared, &writer, &readers, embed_tx);
                 if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker.run())).is_err() {
                     // A bug: say so to every waiter instead of leaving them waiting forever.
                     let mut s = worker_shared.lock();
@@ -324,7 +328,7 @@ impl IndexService {
             })
             .map_err(|e| tracing::error!("could not start the indexing service: {e}"))
             .ok();
-        IndexService { shared, worker }
+        IndexService { shared, worker, embedder }
     }
 
     /// Queues `path` for reconciliation and returns the generation of this change.
@@ -444,16 +448,37 @@ impl Drop for IndexService {
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
         }
+        // The worker dropped its sender: the embedding thread ends after the request in flight.
+        let Some(embedder) = self.embedder.take() else { return };
+        let s = self.shared.lock();
+        let (s, _) = self
+            .shared
+            .changed
+            .wait_timeout_while(s, EMBED_JOIN_WAIT, |s| !s.embed_ended)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ended = s.embed_ended;
+        drop(s);
+        if ended {
+            let _ = embedder.join();
+        } else {
+            tracing::debug!("an embedding request is still in flight; its thread ends when it times out");
+        }
     }
 }
 
 /// The embedding thread: one request at a time, answers handed back to the worker. It ends when
-/// the worker drops its sender (a request in flight then finishes or times out on its own).
-fn start_embedder(shared: Arc<Shared>, embed: Box<EmbedFn>) -> Option<Sender<EmbedJob>> {
+/// the worker drops its sender (a request in flight then finishes or times out on its own); the
+/// service joins it.
+fn start_embedder(
+    shared: Arc<Shared>,
+    embed: Box<EmbedFn>,
+) -> Option<(Sender<EmbedJob>, std::thread::JoinHandle<()>)> {
     let (tx, rx) = channel::<EmbedJob>();
-    std::thread::Builder::new()
+    let handle = std::thread::Builder::new()
         .name("embed".into())
         .spawn(move || {
+            // Marks the thread ended however it leaves (also on a panic in the client).
+            let _ended = EmbedEnded(Arc::clone(&shared));
             for job in rx {
                 let texts: Vec<&str> = job.texts.iter().map(String::as_str).collect();
                 let answer = embed(&texts);
@@ -468,7 +493,17 @@ fn start_embedder(shared: Arc<Shared>, embed: Box<EmbedFn>) -> Option<Sender<Emb
         })
         .map_err(|e| tracing::error!("could not start the embedding thread: {e}"))
         .ok()?;
-    Some(tx)
+    Some((tx, handle))
+}
+
+/// Sets `embed_ended` when dropped.
+struct EmbedEnded(Arc<Shared>);
+
+impl Drop for EmbedEnded {
+    fn drop(&mut self) {
+        self.0.lock().embed_ended = true;
+        self.0.changed.notify_all();
+    }
 }
 
 /// A reindex whose lexical part is committed and whose vectors are catching up.
@@ -492,8 +527,8 @@ enum Work {
 
 struct Worker<'a> {
     shared: &'a Shared,
-    open: &'a OpenFn,
-    on_commit: &'a CommitFn,
+    parts: &'a WriterParts,
+    readers: &'a ReadSide,
     embed_tx: Option<Sender<EmbedJob>>,
     writer: Option<Indexer>,
     in_flight: bool,
@@ -506,14 +541,14 @@ struct Worker<'a> {
 impl<'a> Worker<'a> {
     fn new(
         shared: &'a Shared,
-        open: &'a OpenFn,
-        on_commit: &'a CommitFn,
+        parts: &'a WriterParts,
+        readers: &'a ReadSide,
         embed_tx: Option<Sender<EmbedJob>>,
     ) -> Self {
         Worker {
             shared,
-            open,
-            on_commit,
+            parts,
+            readers,
             embed_tx,
             writer: None,
             in_flight: false,
@@ -595,7 +630,7 @@ impl<'a> Worker<'a> {
             let started = Instant::now();
             let deadline = started + WRITER_WAIT;
             let opened = loop {
-                match (self.open)() {
+                match self.parts.open() {
                     Err(e) if e.is(ErrorDetail::WriterBusy) && Instant::now() < deadline => {
                         crate::failpoint("indexer.writer-busy");
                         let s = self.shared.lock();
@@ -631,8 +666,8 @@ impl<'a> Worker<'a> {
         let outcome = match outcome {
             Ok(_) => {
                 let t = Instant::now();
-                (self.on_commit)();
-                tracing::debug!(target: "lvs::timing", "on_commit (reader reload) {:?}", t.elapsed());
+                self.readers.reload();
+                tracing::debug!(target: "lvs::timing", "reader reload after the commit {:?}", t.elapsed());
                 self.vectors_idle = false;
                 // Searchable now: the waiting edit is answered before the link snapshot is
                 // written; `kb_status` shows the paths pending until that is done too.
@@ -661,11 +696,11 @@ impl<'a> Worker<'a> {
     /// has it (and repaired when it opened it).
     fn repair(&mut self) {
         if self.writer.is_none() {
-            match (self.open)() {
+            match self.parts.open() {
                 Ok(w) => {
                     self.writer = Some(w);
                     self.vectors_idle = false;
-                    (self.on_commit)();
+                    self.readers.reload();
                 }
                 Err(e) if e.is(ErrorDetail::WriterBusy) => {}
                 Err(e) => tracing::warn!("could not repair the index: {}", e.message),
@@ -692,7 +727,7 @@ impl<'a> Worker<'a> {
             s.queue.clear_all();
             s.reindex.lexical_done();
         }
-        (self.on_commit)();
+        self.readers.reload();
         self.shared.changed.notify_all();
         let Some(w) = self.writer.as_mut().filter(|w| w.has_vectors() && self.embed_tx.is_some()) else {
             self.end_reindex(Ok(result));

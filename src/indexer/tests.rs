@@ -502,3 +502,79 @@ fn link_records_round_trip_and_refuse_damage() {
         assert!(decode_links(bad).is_err());
     }
 }
+
+/// The indexing service over `ws` and `layout` with the read side it reloads.
+fn service(
+    ws: &Arc<Workspace>,
+    layout: &IndexLayout,
+    embed: Option<Box<EmbedFn>>,
+) -> (IndexService, Arc<ReadSide>) {
+    let readers = Arc::new(ReadSide::new(layout.clone(), None));
+    let writer = WriterParts {
+        workspace: Arc::clone(ws),
+        filter: filter(),
+        chunk_options: ChunkOptions::default(),
+        layout: layout.clone(),
+        embedding: embed.is_some().then(crate::config::EmbeddingConfig::default),
+    };
+    let service = IndexService::start(ServiceParts { writer, readers: Arc::clone(&readers), embed });
+    (service, readers)
+}
+
+#[test]
+fn the_service_opens_its_own_writer_and_its_read_side_sees_each_edit() {
+    let (dir, ws, layout) = workspace(&[("a.md", "# A\n\n最初の段落。\n")]);
+    let (service, readers) = service(&ws, &layout, None);
+    let mut progress = |_: &crate::wire::ReindexProgress| {};
+    service.run_reindex(ReindexOptions::default(), &mut progress).unwrap();
+    // The reader is opened before the edit, so it must be reloaded to see it.
+    let lexical = readers.lexical().unwrap();
+    assert_eq!(lexical.search("最初", 10, None).unwrap().len(), 1);
+    std::fs::write(dir.path().join("a.md"), "# A\n\n書き換えた段落。\n").unwrap();
+    let a = RelPath::new("a.md").unwrap();
+    let generation = service.schedule(&a);
+    assert!(
+        service.wait_synced(&a, generation, std::time::Duration::from_secs(60)),
+        "the edit was not indexed"
+    );
+    let same = readers.lexical().unwrap();
+    assert!(Arc::ptr_eq(&lexical, &same), "one shared reader, not one per search");
+    assert_eq!(same.search("書き換え", 10, None).unwrap().len(), 1);
+    assert!(same.search("最初", 10, None).unwrap().is_empty());
+}
+
+#[test]
+fn the_read_side_rereads_the_link_graph_only_when_the_writer_replaced_it() {
+    let (_dir, _ws, layout) = workspace(&[]);
+    std::fs::create_dir_all(layout.dir()).unwrap();
+    let readers = ReadSide::new(layout.clone(), None);
+    let Err(e) = readers.links() else { panic!("a link graph before any was written") };
+    assert_eq!(e.code, ErrorCode::IndexNotReady);
+    assert!(e.message.contains("run kb_reindex"), "{}", e.message);
+    LinkGraph::new(3).write(&layout.links_path()).unwrap();
+    let first = readers.links().unwrap();
+    assert_eq!(first.generation(), 3);
+    assert!(Arc::ptr_eq(&first, &readers.links().unwrap()), "an unchanged file is not read again");
+    // A longer file (another stamp, whatever the clock's resolution): read again.
+    LinkGraph::new(3_000_000).write(&layout.links_path()).unwrap();
+    assert_eq!(readers.links().unwrap().generation(), 3_000_000);
+    // Without embeddings the vector side says so instead of reading anything.
+    let e = readers.vector_candidates("q", 5, &Snapshot::default(), None).expect_err("embeddings off");
+    assert_eq!(e.code, ErrorCode::IndexNotReady);
+}
+
+#[test]
+fn dropping_the_service_joins_the_embedding_thread() {
+    let (_dir, ws, layout) = workspace(&[("a.md", "# A\n\ntext\n")]);
+    // The embedding client lives on the embedding thread: it is gone once that thread ended.
+    let client = Arc::new(());
+    let held = Arc::clone(&client);
+    let embed: Box<EmbedFn> = Box::new(move |texts: &[&str]| {
+        let _ = &held;
+        Ok(texts.iter().map(|_| vec![1.0, 0.0]).collect())
+    });
+    let (service, _readers) = service(&ws, &layout, Some(embed));
+    assert_eq!(Arc::strong_count(&client), 2);
+    drop(service);
+    assert_eq!(Arc::strong_count(&client), 1, "the embedding thread still holds its client after the drop");
+}

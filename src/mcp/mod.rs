@@ -12,6 +12,10 @@
 //!   except the binary tools (`kb_load_image`, `kb_download_file`): an image block or embedded
 //!   resource first, then the metadata JSON as text, and no `structuredContent`.
 //! - Engine calls run on blocking threads; background indexing belongs to the engine.
+//! - Every thread has an owner that stops and joins it: the start-up sweep belongs to the
+//!   [`Server`] (stopped and joined when the last handle goes, before the engine), the
+//!   runtime is shut down when the transport ends, and the engine joins its own threads when
+//!   dropped. A stdio server whose stdin closes exits with no thread left.
 
 pub mod http;
 mod schema;
@@ -67,13 +71,64 @@ pub fn instructions_for(engine: &Engine) -> String {
 /// The tool handler shared by all sessions.
 #[derive(Clone)]
 pub struct Server {
+    /// Declared before `engine`: the background thread is stopped and joined first.
+    _background: Arc<Background>,
     engine: Arc<Engine>,
 }
 
 impl Server {
     /// A server over an opened engine.
     pub fn new(engine: Engine) -> Self {
-        Server { engine: Arc::new(engine) }
+        Server { _background: Arc::new(Background::default()), engine: Arc::new(engine) }
+    }
+}
+
+/// The server's own background thread (the start-up sweep and catch-up). Dropping it stops
+/// the thread (before it starts its work, if it has not yet) and joins it.
+#[derive(Default)]
+struct Background {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// How long a stopping stdio server lets tool calls in flight finish before the runtime is
+/// shut down under them.
+const SHUTDOWN_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Logs (DEBUG) the threads still running besides the calling one after the server stopped;
+/// it waits up to a second for threads that were told to stop but cannot be joined (the
+/// OS watcher's event loop). Linux only (it reads the process's task list).
+fn log_threads_left() {
+    #[cfg(target_os = "linux")]
+    {
+        let others = || -> Vec<String> {
+            let me = std::process::id().to_string();
+            let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return Vec::new() };
+            tasks
+                .flatten()
+                .filter(|t| t.file_name().to_str() != Some(me.as_str()))
+                .map(|t| std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim().to_owned())
+                .collect()
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        let mut left = others();
+        while !left.is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            left = others();
+        }
+        tracing::debug!("server stopped; threads still running: {}", left.len());
+        if !left.is_empty() {
+            tracing::debug!("still running: {}", left.join(", "));
+        }
     }
 }
 
@@ -84,7 +139,7 @@ pub fn serve(engine: Engine, http: Option<HttpServe>) -> Result<()> {
         return http::serve(engine, &opts);
     }
     let runtime = runtime()?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         let server = start(engine);
         let running = server
             .serve(rmcp::transport::stdio())
@@ -92,7 +147,12 @@ pub fn serve(engine: Engine, http: Option<HttpServe>) -> Result<()> {
             .map_err(|e| Error::internal(format!("MCP initialisation failed: {e}")))?;
         running.waiting().await.map_err(|e| Error::internal(format!("MCP server stopped: {e}")))?;
         Ok(())
-    })
+    });
+    // The last server handles (in calls still running) go with the runtime: the background
+    // thread and the engine's threads are joined here.
+    runtime.shutdown_timeout(SHUTDOWN_WAIT);
+    log_threads_left();
+    outcome
 }
 
 /// The async runtime of both transports: engine calls run on its blocking pool.
@@ -112,17 +172,25 @@ fn start(engine: Engine) -> Server {
     {
         tracing::warn!("{}", e.message);
     }
-    let server = Server::new(engine);
     // Temp files of writes killed in an earlier run are swept, then the index catches up with
     // edits made while no server ran: a moment after the start, off the request path, so neither
-    // walk delays `initialize`.
-    let sweeper = Arc::clone(&server.engine);
-    let _ = std::thread::Builder::new().name("sweep".into()).spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        sweeper.sweep_temp_files();
-        sweeper.catch_up_on_start();
-    });
-    server
+    // walk delays `initialize`. A server stopped within that moment skips both.
+    let engine = Arc::new(engine);
+    let sweeper = Arc::clone(&engine);
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("sweep".into())
+        .spawn(move || {
+            if stopped.recv_timeout(std::time::Duration::from_secs(1))
+                == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            {
+                sweeper.sweep_temp_files();
+                sweeper.catch_up_on_start();
+            }
+        })
+        .map_err(|e| tracing::warn!("could not start the start-up sweep: {e}"))
+        .ok();
+    Server { _background: Arc::new(Background { stop: Some(stop), thread }), engine }
 }
 
 /// The `isError` result for a failure.

@@ -1,6 +1,6 @@
-//! Unit tests of the semantic side: RRF against the contract vectors, weighted fusion and the
-//! similarity floor, prefixes, the embedding client
-//! against a fake server, response validation and the usearch index.
+//! Unit tests of the semantic side: prefixes, the embedding client against a fake server,
+//! response validation and the usearch index (fusion and the similarity floor are tested in
+//! `search/tests.rs`).
 
 use std::time::Duration;
 
@@ -20,94 +20,6 @@ fn config(endpoint: &str, dims: u32) -> EmbeddingConfig {
         timeout_seconds: 2,
         ..EmbeddingConfig::default()
     }
-}
-
-#[test]
-fn rrf_matches_the_contract_vectors() {
-    let v = crate::testdata::vectors("search.json");
-    for case in v["rrf"].as_array().expect("rrf cases") {
-        let lists: Vec<Vec<u64>> = case["lists"]
-            .as_array()
-            .expect("lists")
-            .iter()
-            .map(|l| l.as_array().expect("list").iter().map(|x| x.as_u64().expect("id")).collect())
-            .collect();
-        let refs: Vec<&[u64]> = lists.iter().map(Vec::as_slice).collect();
-        let k = case["k"].as_u64().expect("k") as usize;
-        let top = case["topK"].as_u64().expect("topK") as usize;
-        let fused = fuse(&refs, k, top);
-        assert_eq!(fused.len() as u64, case["expectCount"].as_u64().expect("count"));
-        assert_eq!(fused[0].0, case["expectFirst"].as_u64().expect("first"));
-        let order: Vec<u64> = fused.iter().map(|f| f.0).collect();
-        let expect: Vec<u64> =
-            case["expectOrder"].as_array().expect("order").iter().map(|x| x.as_u64().expect("id")).collect();
-        assert_eq!(order, expect);
-        for (id, score) in &fused {
-            let want = case["scores"][id.to_string()].as_f64().expect("score");
-            assert!((score - want).abs() < 1e-12, "{id}: {score} vs {want}");
-        }
-    }
-}
-
-#[test]
-fn rrf_ties_go_to_the_lower_id_and_top_k_cuts() {
-    // 5 and 7 each rank first in one list: same score, lower id first.
-    let fused = fuse(&[&[7, 1], &[5, 2]], 60, 3);
-    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![5, 7, 1]);
-}
-
-#[test]
-fn weighted_rrf_adds_weight_over_k_plus_rank() {
-    let fused = fuse_weighted(&[(&[1, 2], 2.0), (&[3, 1], 1.0)], 60, 10);
-    let score = |id: u64| fused.iter().find(|f| f.0 == id).expect("fused").1;
-    assert!((score(1) - (2.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-12);
-    assert!((score(2) - 2.0 / 62.0).abs() < 1e-12);
-    assert!((score(3) - 1.0 / 61.0).abs() < 1e-12);
-    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1, 2, 3]);
-    // Weight 1 everywhere is plain RRF.
-    assert_eq!(fuse_weighted(&[(&[7, 1], 1.0), (&[5, 2], 1.0)], 60, 3), fuse(&[&[7, 1], &[5, 2]], 60, 3));
-}
-
-#[test]
-fn similarity_floor_keeps_the_prefix_close_to_the_best_hit() {
-    // (id, cosine distance): similarities 0.90, 0.88, 0.86, 0.80.
-    let c = [(1, 0.10), (2, 0.12), (3, 0.14), (4, 0.20)];
-    assert_eq!(similarity_floor(&c, 0.0, None), 4, "0 disables the relative floor");
-    assert_eq!(similarity_floor(&c, 0.05, None), 3, "0.86 is within 0.05 of 0.90, 0.80 is not");
-    assert_eq!(similarity_floor(&c, 0.02, None), 2);
-    assert_eq!(similarity_floor(&c, 0.0, Some(0.87)), 2, "absolute floor");
-    assert_eq!(similarity_floor(&c, 0.05, Some(0.89)), 1, "the stricter of both");
-    assert_eq!(similarity_floor(&c, 0.0, Some(0.95)), 0, "even the best can fail an absolute floor");
-    assert_eq!(similarity_floor(&[], 0.05, Some(0.5)), 0);
-}
-
-#[test]
-fn hybrid_fusion_lets_vectors_rerank_but_not_intrude_when_every_word_was_found() {
-    let f = Fusion { rrf_k: 60, lexical_weight: 1.0 };
-    // Lexical: 10, 11 and 12 match every word (all_terms = 3). Vectors: 99 (found by the
-    // vectors alone) is nearest, then 12, then 11.
-    let fused = fuse_hybrid(&[10, 11, 12], 3, &[99, 12, 11], f, 10);
-    let ids: Vec<u64> = fused.iter().map(|f| f.0).collect();
-    // 99 is dropped; 11 = 1/62 + 1/63 ties 12 = 1/63 + 1/62 (lower id first); 10 = 1/61.
-    assert_eq!(ids, vec![11, 12, 10]);
-    // Vector ranks stay those of the whole list: 12 is second there, not first (else it
-    // would score 1/63 + 1/61 and lead).
-    assert!((fused[1].1 - (1.0 / 63.0 + 1.0 / 62.0)).abs() < 1e-12);
-    // No chunk matches every word: the vectors add recall.
-    let fused = fuse_hybrid(&[10, 11, 12], 0, &[99, 11, 10], f, 10);
-    assert!(fused.iter().any(|f| f.0 == 99));
-    // Lexical weight 2: the last of 50 lexical candidates (2/110) still beats the nearest
-    // vector-only chunk (1/61).
-    let lexical: Vec<u64> = (1..=50).collect();
-    let f2 = Fusion { rrf_k: 60, lexical_weight: 2.0 };
-    let fused = fuse_hybrid(&lexical, 0, &[99], f2, 51);
-    assert_eq!(fused.last().map(|f| f.0), Some(99));
-    // The all-words hits stay ahead of partial matches the vectors like better: 12 matches
-    // only some words but is the nearest; 10 and 11 keep the lead.
-    let fused = fuse_hybrid(&[10, 11, 12], 2, &[12, 99], f, 10);
-    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![10, 11, 12]);
-    // top_k cuts after the filtering.
-    assert_eq!(fuse_hybrid(&[10, 11, 12], 2, &[99, 98, 97], f, 2).len(), 2);
 }
 
 #[test]

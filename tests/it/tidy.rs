@@ -35,6 +35,8 @@ const LAYERS: &[(&str, &str, May)] = &[
     ("L3", "export", Only(&["workspace", "markdown", "text", "error", "wire"])),
     // Markdown to self-contained HTML; files through the engine's `html::Files`.
     ("L3", "html", Only(&["markdown", "links", "catalog", "text", "error"])),
+    // The ranking pipeline of `kb_search` (pure; the engine does its I/O).
+    ("L3", "search", Only(&["config", "lexical", "wire", "workspace", "error"])),
     ("L4", "engine", EverythingBelow),
     ("L6", "mcp", Only(&["engine", "wire", "config", "error", "text"])),
     ("L6", "cli", Only(&["engine", "wire", "config", "mcp", "error"])),

@@ -1,0 +1,324 @@
+//! The ranking pipeline of `kb_search`: request checks, the vector side's outcome (similarity
+//! floor, fallback warnings), the lexical tiers, fusion, the refetch of missing hits, snippets
+//! and staleness. See `docs/design/retrieval.md`.
+//!
+//! Everything here is pure: the engine does the I/O between the steps (the lexical reader, the
+//! vector reader, the embedding client, the current file hashes) and hands in what it read, so
+//! each step is unit-tested over in-memory candidate lists. The order of a search:
+//!
+//! 1. [`plan`] checks the request (query, `topK`, globs, mode).
+//! 2. [`vector_step`] says whether to ask the vector side; [`vector_answer`] applies the
+//!    similarity floor to what it answered or turns its failure into an error or a warning.
+//! 3. [`effective_mode`] and [`lexical_step`] say which lexical candidates to read: the tiered
+//!    hits (all query words first) in lexical mode, the candidate ranks in hybrid mode. The
+//!    lexical filter (today the scope globs, [`Plan::scope`]) is passed to the lexical index
+//!    there, so a new filter on the lexical side plugs in at that one place.
+//! 4. [`Candidates::rank`] fuses (hybrid) or ranks one list; [`Candidates::missing`] names the
+//!    ranked chunks whose hit (snippet, anchor) must still be fetched; [`Candidates::assemble`]
+//!    builds the hits with `stale` from the current file hashes.
+//!
+//! Invariants:
+//!
+//! - Lexical search never depends on vectors: in hybrid mode any vector failure degrades to a
+//!   lexical answer with a warning; only an explicit `semantic` request fails.
+//! - A ranked id without a lexical hit (a vector key of a chunk an edit just replaced) is
+//!   skipped, never answered with a made-up hit.
+
+mod fusion;
+
+use std::collections::{BTreeMap, HashMap};
+
+pub use fusion::{Fusion, by_rank, fuse, fuse_hybrid, fuse_weighted, similarity_floor};
+
+use crate::config::{EmbeddingProvider, SearchConfig, SearchMode};
+use crate::error::{Error, Result};
+use crate::lexical::LexicalHit;
+use crate::wire::{ReadHint, SearchExplain, SearchHit, SearchRequest, SearchResponse};
+use crate::workspace::GlobFilter;
+
+/// Most results one search returns.
+pub const MAX_TOP_K: i64 = 50;
+
+/// One vector candidate: chunk id and cosine distance, nearest first in a list.
+pub type VectorCandidate = (u64, f32);
+
+/// A checked request.
+#[derive(Debug)]
+pub struct Plan {
+    /// The query, trimmed, never empty.
+    pub query: String,
+    /// How many hits to answer.
+    pub top_k: usize,
+    /// The requested mode (or the configured default).
+    pub mode: SearchMode,
+    /// The scope globs, when the request has any.
+    pub scope: Option<GlobFilter>,
+    /// Whether each hit carries its ranking details.
+    pub explain: bool,
+}
+
+/// Checks a request against the configuration: a one-sentence error for each bad field.
+pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
+    let query = req.query.trim();
+    if query.is_empty() {
+        return Err(Error::invalid_argument("query must not be empty."));
+    }
+    let top_k = match req.top_k {
+        Some(k) if k <= 0 => return Err(Error::invalid_argument("topK must be greater than zero.")),
+        Some(k) => k.min(MAX_TOP_K) as usize,
+        None => config.max_results.clamp(1, MAX_TOP_K as usize),
+    };
+    let scope = if req.include_globs.is_some() || req.exclude_globs.is_some() {
+        let include = req.include_globs.clone().unwrap_or_default();
+        let exclude = req.exclude_globs.clone().unwrap_or_default();
+        Some(GlobFilter::new(&include, &exclude)?)
+    } else {
+        None
+    };
+    let mode = match req.mode.as_deref() {
+        None => config.default_mode,
+        Some(m) => SearchMode::parse(m).ok_or_else(|| {
+            Error::invalid_argument(format!("mode '{m}' is not valid; use lexical, semantic or hybrid."))
+        })?,
+    };
+    Ok(Plan { query: query.to_owned(), top_k, mode, scope, explain: req.explain.unwrap_or(false) })
+}
+
+/// What to do about the vector side.
+#[derive(Debug, PartialEq)]
+pub enum VectorStep {
+    /// Lexical mode: no vectors.
+    Skip,
+    /// Hybrid mode without embeddings: lexical only, with this warning.
+    Warn(String),
+    /// Ask the vector side for this many candidates.
+    Ask {
+        /// The candidate pool size.
+        pool: usize,
+    },
+}
+
+/// Whether `plan`'s mode asks the vector side; `Err` for semantic mode without embeddings.
+pub fn vector_step(plan: &Plan, provider: EmbeddingProvider, config: &SearchConfig) -> Result<VectorStep> {
+    match (plan.mode, provider) {
+        (SearchMode::Lexical, _) => Ok(VectorStep::Skip),
+        (SearchMode::Semantic, EmbeddingProvider::None) => Err(Error::index_not_ready(
+            "Semantic search is disabled (embedding.provider: none); use mode lexical or hybrid, or configure an embedding endpoint.",
+        )),
+        (SearchMode::Hybrid, EmbeddingProvider::None) => Ok(VectorStep::Warn(
+            "Semantic search is disabled (embedding.provider: none). Executed lexical search only."
+                .to_owned(),
+        )),
+        (_, EmbeddingProvider::OpenAiCompatible) => {
+            Ok(VectorStep::Ask { pool: config.semantic_candidate_pool_size.max(plan.top_k) })
+        }
+    }
+}
+
+/// Chunks still waiting for their vector, as the last index snapshot counted them.
+#[derive(Clone, Debug, Default)]
+pub struct Pending {
+    /// How many chunks have no vector yet.
+    pub chunks: u64,
+    /// The last embedding error, if any.
+    pub last_error: Option<String>,
+}
+
+/// The vector side's answer, cut by the similarity floor; its failure becomes the error of a
+/// semantic search or a fallback warning in hybrid mode. Pending chunks add a warning.
+pub fn vector_answer(
+    mode: SearchMode,
+    answer: Result<Vec<VectorCandidate>>,
+    config: &SearchConfig,
+    pending: &Pending,
+    warnings: &mut Vec<String>,
+) -> Result<Option<Vec<VectorCandidate>>> {
+    match answer {
+        Ok(mut found) => {
+            found.truncate(similarity_floor(&found, config.semantic_floor, config.semantic_min_similarity));
+            warnings.extend(pending_warning(pending, mode));
+            Ok(Some(found))
+        }
+        Err(e) if mode == SearchMode::Semantic => Err(Error::index_not_ready(format!(
+            "Semantic search is unavailable: {} Use mode lexical or hybrid meanwhile.",
+            e.message
+        ))),
+        Err(e) => {
+            warnings.push(format!(
+                "Semantic search is unavailable: {} Falling back to lexical search.",
+                e.message
+            ));
+            Ok(None)
+        }
+    }
+}
+
+/// A warning when some chunks have no vector yet.
+pub fn pending_warning(pending: &Pending, mode: SearchMode) -> Option<String> {
+    if pending.chunks == 0 {
+        return None;
+    }
+    let why =
+        pending.last_error.as_deref().map(|e| format!(" (last embedding error: {e})")).unwrap_or_default();
+    let effect = if mode == SearchMode::Semantic {
+        "semantic search cannot find them until the vectors catch up (next reindex or edit)"
+    } else {
+        "they rank by lexical match only until the vectors catch up (next reindex or edit)"
+    };
+    Some(format!("{} chunk(s) have no vector yet{why}; {effect}.", pending.chunks))
+}
+
+/// The mode the answer is ranked in: hybrid without a vector answer is lexical.
+pub fn effective_mode(requested: SearchMode, have_vectors: bool) -> SearchMode {
+    match (requested, have_vectors) {
+        (SearchMode::Semantic, _) => SearchMode::Semantic,
+        (SearchMode::Hybrid, true) => SearchMode::Hybrid,
+        _ => SearchMode::Lexical,
+    }
+}
+
+/// Which lexical candidates a search needs.
+#[derive(Debug, PartialEq)]
+pub enum LexicalStep {
+    /// Semantic mode: none.
+    Skip,
+    /// Hybrid mode: the ranks of this many candidates (snippets are made for the fused top-k
+    /// alone, by the refetch).
+    Rank {
+        /// The candidate pool size.
+        pool: usize,
+    },
+    /// Lexical mode: whole hits (with snippets), the all-words tier first.
+    Tiered {
+        /// How many hits.
+        top_k: usize,
+    },
+}
+
+/// The lexical candidates `effective` needs.
+pub fn lexical_step(effective: SearchMode, plan: &Plan, config: &SearchConfig) -> LexicalStep {
+    match effective {
+        SearchMode::Semantic => LexicalStep::Skip,
+        SearchMode::Hybrid => LexicalStep::Rank { pool: config.lexical_candidate_pool_size.max(plan.top_k) },
+        SearchMode::Lexical => LexicalStep::Tiered { top_k: plan.top_k },
+    }
+}
+
+/// The candidate lists of one search and the lexical hits read so far.
+#[derive(Debug, Default)]
+pub struct Candidates {
+    /// Lexical candidate ids, best first.
+    lexical: Vec<u64>,
+    /// How many of `lexical` (they come first) match every query word.
+    all_terms: usize,
+    /// Vector candidates, nearest first, already cut by the floor.
+    vector: Vec<VectorCandidate>,
+    /// Lexical hits by chunk id (from the tiered search or the refetch).
+    hits: HashMap<u64, LexicalHit>,
+}
+
+impl Candidates {
+    /// Candidates with the vector side's answer (none outside semantic and hybrid mode).
+    pub fn new(vector: Option<Vec<VectorCandidate>>) -> Self {
+        Candidates { vector: vector.unwrap_or_default(), ..Candidates::default() }
+    }
+
+    /// The hybrid pool: lexical ids, best first, the first `all_terms` matching every word.
+    pub fn set_lexical_ranks(&mut self, ids: Vec<u64>, all_terms: usize) {
+        self.lexical = ids;
+        self.all_terms = all_terms;
+    }
+
+    /// Lexical mode's tiered hits, best first, the first `all_terms` matching every word.
+    pub fn set_lexical_hits(&mut self, hits: Vec<LexicalHit>, all_terms: usize) {
+        self.lexical = hits.iter().map(|h| h.chunk_id).collect();
+        self.all_terms = all_terms;
+        self.add_hits(hits);
+    }
+
+    /// Hits read later (the refetch).
+    pub fn add_hits(&mut self, hits: impl IntoIterator<Item = LexicalHit>) {
+        self.hits.extend(hits.into_iter().map(|h| (h.chunk_id, h)));
+    }
+
+    /// The ranking: `1/rank` in a single mode, weighted RRF over both lists in hybrid
+    /// ([`fuse_hybrid`]), first `top_k`.
+    pub fn rank(&self, effective: SearchMode, fusion: Fusion, top_k: usize) -> Vec<(u64, f64)> {
+        match effective {
+            SearchMode::Hybrid => {
+                let vec_ids: Vec<u64> = self.vector.iter().map(|c| c.0).collect();
+                fuse_hybrid(&self.lexical, self.all_terms, &vec_ids, fusion, top_k)
+            }
+            SearchMode::Semantic => by_rank(self.vector.iter().map(|c| c.0), top_k),
+            SearchMode::Lexical => by_rank(self.lexical.iter().copied(), top_k),
+        }
+    }
+
+    /// The ranked ids whose hit has not been read yet (to fetch, with snippets).
+    pub fn missing(&self, ranked: &[(u64, f64)]) -> Vec<u64> {
+        ranked.iter().map(|r| r.0).filter(|id| !self.hits.contains_key(id)).collect()
+    }
+
+    /// The answer's hits in ranked order. `current_hash(path)` is the file's hash now (`None`
+    /// when it is gone or unreadable); a hit whose indexed hash differs is `stale`. Each path
+    /// is asked once. Ranked ids without a hit are skipped.
+    pub fn assemble(
+        mut self,
+        ranked: &[(u64, f64)],
+        effective: SearchMode,
+        explain: bool,
+        rrf_k: u32,
+        mut current_hash: impl FnMut(&str) -> Option<String>,
+    ) -> Vec<SearchHit> {
+        let lex_rank: HashMap<u64, usize> = self.lexical.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let vec_rank: HashMap<u64, (usize, f32)> =
+            self.vector.iter().enumerate().map(|(i, c)| (c.0, (i, c.1))).collect();
+        let mode_name = effective.as_str().to_owned();
+        let mut current: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let mut results = Vec::with_capacity(ranked.len());
+        for &(id, score) in ranked {
+            let Some(h) = self.hits.remove(&id) else { continue };
+            let now = current.entry(h.path.clone()).or_insert_with(|| current_hash(&h.path)).clone();
+            let explain = explain.then(|| SearchExplain {
+                lexical_rank: lex_rank.get(&id).map(|r| *r as u32 + 1),
+                lexical_all_terms: lex_rank.get(&id).map(|r| *r < self.all_terms),
+                vector_rank: vec_rank.get(&id).map(|r| r.0 as u32 + 1),
+                vector_distance: vec_rank.get(&id).map(|r| r.1),
+                rrf_k: (effective == SearchMode::Hybrid).then_some(rrf_k),
+                fused_score: score,
+            });
+            results.push(SearchHit {
+                full_pointer: format!("{}::{}", h.path, h.anchor),
+                read_hint: ReadHint {
+                    path: h.path.clone(),
+                    pointer: h.anchor.clone(),
+                    max_elements: 20,
+                    max_bytes: 12_000,
+                },
+                score,
+                search_mode: mode_name.clone(),
+                heading_path: Some(h.heading_path).filter(|s| !s.is_empty()),
+                snippet: h.snippet,
+                stale: now.as_deref() != Some(h.source_hash.as_str()),
+                indexed_source_hash: h.source_hash,
+                pointer: h.anchor,
+                path: h.path,
+                explain,
+            });
+        }
+        results
+    }
+}
+
+/// The fusion settings of the configuration.
+pub fn fusion(config: &SearchConfig) -> Fusion {
+    Fusion { rrf_k: config.rrf_k as usize, lexical_weight: config.lexical_weight }
+}
+
+/// The response: the hits and the warnings joined into one.
+pub fn response(results: Vec<SearchHit>, warnings: &[String]) -> SearchResponse {
+    SearchResponse { results, warning: (!warnings.is_empty()).then(|| warnings.join(" ")) }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,279 @@
+//! Unit tests of the ranking pipeline over in-memory candidate lists: request checks, the
+//! vector side's outcome and floor, fusion (RRF against the contract vectors), the lexical
+//! tiers, the refetch of missing hits, explain and staleness. No index, no files.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::error::ErrorCode;
+
+fn request(query: &str) -> SearchRequest {
+    SearchRequest { query: query.to_owned(), ..SearchRequest::default() }
+}
+
+fn config() -> SearchConfig {
+    SearchConfig::default()
+}
+
+/// A lexical hit of chunk `id` in `path`, indexed at `hash`.
+fn hit(id: u64, path: &str, hash: &str) -> LexicalHit {
+    LexicalHit {
+        chunk_id: id,
+        path: path.to_owned(),
+        heading_path: format!("見出し {id}"),
+        anchor: format!("1.p{id}~a~b"),
+        source_hash: hash.to_owned(),
+        score: 1.0,
+        snippet: format!("[所有権] {id}"),
+    }
+}
+
+fn ids(ranked: &[(u64, f64)]) -> Vec<u64> {
+    ranked.iter().map(|r| r.0).collect()
+}
+
+#[test]
+fn plan_checks_each_field_with_one_sentence() {
+    let c = config();
+    let e = plan(&request("   "), &c).expect_err("empty");
+    assert_eq!((e.code, e.message.as_str()), (ErrorCode::InvalidArgument, "query must not be empty."));
+    let e = plan(&SearchRequest { top_k: Some(0), ..request("所有権") }, &c).expect_err("topK 0");
+    assert_eq!(e.message, "topK must be greater than zero.");
+    let e = plan(&SearchRequest { mode: Some("fuzzy".into()), ..request("所有権") }, &c).expect_err("mode");
+    assert_eq!(e.message, "mode 'fuzzy' is not valid; use lexical, semantic or hybrid.");
+    let p = plan(&SearchRequest { top_k: Some(500), ..request("  所有権 ") }, &c).expect("plan");
+    assert_eq!((p.query.as_str(), p.top_k, p.mode), ("所有権", MAX_TOP_K as usize, SearchMode::Hybrid));
+    assert!(p.scope.is_none() && !p.explain);
+    let p = plan(&request("x"), &SearchConfig { max_results: 0, ..config() }).expect("plan");
+    assert_eq!(p.top_k, 1, "a configured maxResults of 0 still answers one hit");
+    let p =
+        plan(&SearchRequest { include_globs: Some(vec!["ja/**".into()]), ..request("x") }, &c).expect("plan");
+    assert!(p.scope.as_ref().is_some_and(|g| g.matches("ja/a.md") && !g.matches("en/a.md")));
+}
+
+#[test]
+fn vector_step_follows_the_mode_and_the_provider() {
+    let c = SearchConfig { semantic_candidate_pool_size: 20, ..config() };
+    let mode =
+        |m: SearchMode, k: usize| Plan { query: "q".into(), top_k: k, mode: m, scope: None, explain: false };
+    let on = EmbeddingProvider::OpenAiCompatible;
+    let off = EmbeddingProvider::None;
+    assert_eq!(vector_step(&mode(SearchMode::Lexical, 5), on, &c).expect("lexical"), VectorStep::Skip);
+    assert_eq!(
+        vector_step(&mode(SearchMode::Hybrid, 5), on, &c).expect("hybrid"),
+        VectorStep::Ask { pool: 20 }
+    );
+    assert_eq!(
+        vector_step(&mode(SearchMode::Semantic, 40), on, &c).expect("pool"),
+        VectorStep::Ask { pool: 40 }
+    );
+    assert!(
+        matches!(vector_step(&mode(SearchMode::Hybrid, 5), off, &c), Ok(VectorStep::Warn(w)) if w.contains("lexical search only"))
+    );
+    let e = vector_step(&mode(SearchMode::Semantic, 5), off, &c).expect_err("semantic without embeddings");
+    assert_eq!(e.code, ErrorCode::IndexNotReady);
+    assert!(e.message.contains("embedding.provider: none"), "{}", e.message);
+}
+
+#[test]
+fn vector_answer_applies_the_floor_and_turns_failures_into_errors_or_warnings() {
+    // Similarities 0.90, 0.88, 0.80: the default relative floor (0.04) keeps the first two.
+    let found = vec![(1, 0.10), (2, 0.12), (3, 0.20)];
+    let mut warnings = Vec::new();
+    let kept = vector_answer(SearchMode::Hybrid, Ok(found), &config(), &Pending::default(), &mut warnings);
+    assert_eq!(kept.expect("ok"), Some(vec![(1, 0.10), (2, 0.12)]));
+    assert!(warnings.is_empty());
+    // Pending chunks: the answer stands, with a warning naming the count and the last error.
+    let pending = Pending { chunks: 3, last_error: Some("connection refused".into()) };
+    let kept = vector_answer(SearchMode::Semantic, Ok(vec![]), &config(), &pending, &mut warnings);
+    assert_eq!(kept.expect("ok"), Some(vec![]));
+    assert_eq!(warnings.len(), 1);
+    assert!(
+        warnings[0].starts_with("3 chunk(s) have no vector yet (last embedding error: connection refused)")
+    );
+    // A failure: semantic mode fails, hybrid falls back to lexical with a warning.
+    let down = || Err(Error::index_not_ready("the endpoint is down."));
+    let e = vector_answer(SearchMode::Semantic, down(), &config(), &Pending::default(), &mut warnings)
+        .expect_err("semantic");
+    assert_eq!(
+        e.message,
+        "Semantic search is unavailable: the endpoint is down. Use mode lexical or hybrid meanwhile."
+    );
+    let mut warnings = Vec::new();
+    let none = vector_answer(SearchMode::Hybrid, down(), &config(), &Pending::default(), &mut warnings);
+    assert_eq!(none.expect("fallback"), None);
+    assert_eq!(
+        warnings,
+        ["Semantic search is unavailable: the endpoint is down. Falling back to lexical search."]
+    );
+    assert_eq!(effective_mode(SearchMode::Hybrid, false), SearchMode::Lexical);
+    assert_eq!(effective_mode(SearchMode::Hybrid, true), SearchMode::Hybrid);
+    assert_eq!(effective_mode(SearchMode::Semantic, false), SearchMode::Semantic);
+}
+
+#[test]
+fn lexical_mode_keeps_the_tiers_and_needs_no_refetch() {
+    let p = Plan { query: "q".into(), top_k: 2, mode: SearchMode::Lexical, scope: None, explain: false };
+    assert_eq!(lexical_step(SearchMode::Lexical, &p, &config()), LexicalStep::Tiered { top_k: 2 });
+    assert_eq!(lexical_step(SearchMode::Hybrid, &p, &config()), LexicalStep::Rank { pool: 50 });
+    assert_eq!(lexical_step(SearchMode::Semantic, &p, &config()), LexicalStep::Skip);
+    let mut c = Candidates::new(None);
+    // The index answers the all-words tier (7) before the partial match (3).
+    c.set_lexical_hits(vec![hit(7, "a.md", "h"), hit(3, "b.md", "h"), hit(9, "b.md", "h")], 1);
+    let ranked = c.rank(SearchMode::Lexical, fusion(&config()), 2);
+    assert_eq!(ranked, vec![(7, 1.0), (3, 0.5)], "1/rank, cut at topK");
+    assert!(c.missing(&ranked).is_empty());
+}
+
+#[test]
+fn hybrid_fuses_then_refetches_only_the_ranked_hits() {
+    let mut c = Candidates::new(Some(vec![(99, 0.1), (12, 0.2)]));
+    c.set_lexical_ranks(vec![10, 11, 12], 0);
+    let ranked = c.rank(SearchMode::Hybrid, Fusion { rrf_k: 60, lexical_weight: 1.0 }, 3);
+    // 12 is in both lists; no chunk matches every word, so the vector-only 99 joins.
+    assert_eq!(ids(&ranked), vec![12, 10, 99]);
+    assert_eq!(c.missing(&ranked), vec![12, 10, 99], "hybrid reads ranks only: every hit is fetched");
+    // The refetch finds 12 and 10; 99 is a vector key the lexical index no longer holds.
+    c.add_hits([hit(12, "a.md", "h1"), hit(10, "a.md", "h1")]);
+    assert_eq!(c.missing(&ranked), vec![99]);
+    let hits = c.assemble(&ranked, SearchMode::Hybrid, true, 60, |_| Some("h1".into()));
+    assert_eq!(hits.iter().map(|h| h.pointer.as_str()).collect::<Vec<_>>(), ["1.p12~a~b", "1.p10~a~b"]);
+    let first = &hits[0];
+    assert_eq!((first.search_mode.as_str(), first.full_pointer.as_str()), ("hybrid", "a.md::1.p12~a~b"));
+    let explain = first.explain.as_ref().expect("explain");
+    assert_eq!((explain.lexical_rank, explain.lexical_all_terms), (Some(3), Some(false)));
+    assert_eq!((explain.vector_rank, explain.vector_distance, explain.rrf_k), (Some(2), Some(0.2), Some(60)));
+    assert!((explain.fused_score - (1.0 / 63.0 + 1.0 / 62.0)).abs() < 1e-12);
+    assert_eq!(first.read_hint.pointer, first.pointer);
+}
+
+#[test]
+fn semantic_ranks_the_vector_list_alone() {
+    let mut c = Candidates::new(Some(vec![(5, 0.1), (6, 0.3)]));
+    let ranked = c.rank(SearchMode::Semantic, fusion(&config()), 10);
+    assert_eq!(ranked, vec![(5, 1.0), (6, 0.5)]);
+    c.add_hits([hit(5, "a.md", "h"), hit(6, "a.md", "h")]);
+    let hits = c.assemble(&ranked, SearchMode::Semantic, false, 60, |_| Some("h".into()));
+    assert_eq!(hits.len(), 2);
+    assert!(hits.iter().all(|h| h.explain.is_none() && h.search_mode == "semantic"));
+}
+
+#[test]
+fn a_hit_is_stale_when_its_file_changed_or_went_away_and_each_file_is_hashed_once() {
+    let mut c = Candidates::new(None);
+    c.set_lexical_hits(
+        vec![
+            hit(1, "same.md", "h1"),
+            hit(2, "edited.md", "old"),
+            hit(3, "gone.md", "h3"),
+            hit(4, "same.md", "h1"),
+        ],
+        4,
+    );
+    let now: HashMap<&str, &str> = HashMap::from([("same.md", "h1"), ("edited.md", "new")]);
+    let mut asked: Vec<String> = Vec::new();
+    let ranked = c.rank(SearchMode::Lexical, fusion(&config()), 10);
+    let hits = c.assemble(&ranked, SearchMode::Lexical, false, 60, |p| {
+        asked.push(p.to_owned());
+        now.get(p).map(|h| (*h).to_owned())
+    });
+    let stale: Vec<(&str, bool)> = hits.iter().map(|h| (h.path.as_str(), h.stale)).collect();
+    assert_eq!(stale, [("same.md", false), ("edited.md", true), ("gone.md", true), ("same.md", false)]);
+    assert_eq!(hits[1].indexed_source_hash, "old", "the hit says which revision it came from");
+    assert_eq!(asked, ["same.md", "edited.md", "gone.md"]);
+}
+
+#[test]
+fn the_response_joins_warnings_into_one() {
+    assert_eq!(response(vec![], &[]).warning, None);
+    let r = response(vec![], &["A.".to_owned(), "B.".to_owned()]);
+    assert_eq!(r.warning.as_deref(), Some("A. B."));
+}
+
+#[test]
+fn rrf_matches_the_contract_vectors() {
+    let v = crate::testdata::vectors("search.json");
+    for case in v["rrf"].as_array().expect("rrf cases") {
+        let lists: Vec<Vec<u64>> = case["lists"]
+            .as_array()
+            .expect("lists")
+            .iter()
+            .map(|l| l.as_array().expect("list").iter().map(|x| x.as_u64().expect("id")).collect())
+            .collect();
+        let refs: Vec<&[u64]> = lists.iter().map(Vec::as_slice).collect();
+        let k = case["k"].as_u64().expect("k") as usize;
+        let top = case["topK"].as_u64().expect("topK") as usize;
+        let fused = fuse(&refs, k, top);
+        assert_eq!(fused.len() as u64, case["expectCount"].as_u64().expect("count"));
+        assert_eq!(fused[0].0, case["expectFirst"].as_u64().expect("first"));
+        let order: Vec<u64> = fused.iter().map(|f| f.0).collect();
+        let expect: Vec<u64> =
+            case["expectOrder"].as_array().expect("order").iter().map(|x| x.as_u64().expect("id")).collect();
+        assert_eq!(order, expect);
+        for (id, score) in &fused {
+            let want = case["scores"][id.to_string()].as_f64().expect("score");
+            assert!((score - want).abs() < 1e-12, "{id}: {score} vs {want}");
+        }
+    }
+}
+
+#[test]
+fn rrf_ties_go_to_the_lower_id_and_top_k_cuts() {
+    // 5 and 7 each rank first in one list: same score, lower id first.
+    let fused = fuse(&[&[7, 1], &[5, 2]], 60, 3);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![5, 7, 1]);
+}
+
+#[test]
+fn weighted_rrf_adds_weight_over_k_plus_rank() {
+    let fused = fuse_weighted(&[(&[1, 2], 2.0), (&[3, 1], 1.0)], 60, 10);
+    let score = |id: u64| fused.iter().find(|f| f.0 == id).expect("fused").1;
+    assert!((score(1) - (2.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-12);
+    assert!((score(2) - 2.0 / 62.0).abs() < 1e-12);
+    assert!((score(3) - 1.0 / 61.0).abs() < 1e-12);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+    // Weight 1 everywhere is plain RRF.
+    assert_eq!(fuse_weighted(&[(&[7, 1], 1.0), (&[5, 2], 1.0)], 60, 3), fuse(&[&[7, 1], &[5, 2]], 60, 3));
+}
+
+#[test]
+fn similarity_floor_keeps_the_prefix_close_to_the_best_hit() {
+    // (id, cosine distance): similarities 0.90, 0.88, 0.86, 0.80.
+    let c = [(1, 0.10), (2, 0.12), (3, 0.14), (4, 0.20)];
+    assert_eq!(similarity_floor(&c, 0.0, None), 4, "0 disables the relative floor");
+    assert_eq!(similarity_floor(&c, 0.05, None), 3, "0.86 is within 0.05 of 0.90, 0.80 is not");
+    assert_eq!(similarity_floor(&c, 0.02, None), 2);
+    assert_eq!(similarity_floor(&c, 0.0, Some(0.87)), 2, "absolute floor");
+    assert_eq!(similarity_floor(&c, 0.05, Some(0.89)), 1, "the stricter of both");
+    assert_eq!(similarity_floor(&c, 0.0, Some(0.95)), 0, "even the best can fail an absolute floor");
+    assert_eq!(similarity_floor(&[], 0.05, Some(0.5)), 0);
+}
+
+#[test]
+fn hybrid_fusion_lets_vectors_rerank_but_not_intrude_when_every_word_was_found() {
+    let f = Fusion { rrf_k: 60, lexical_weight: 1.0 };
+    // Lexical: 10, 11 and 12 match every word (all_terms = 3). Vectors: 99 (found by the
+    // vectors alone) is nearest, then 12, then 11.
+    let fused = fuse_hybrid(&[10, 11, 12], 3, &[99, 12, 11], f, 10);
+    let ids: Vec<u64> = fused.iter().map(|f| f.0).collect();
+    // 99 is dropped; 11 = 1/62 + 1/63 ties 12 = 1/63 + 1/62 (lower id first); 10 = 1/61.
+    assert_eq!(ids, vec![11, 12, 10]);
+    // Vector ranks stay those of the whole list: 12 is second there, not first (else it
+    // would score 1/63 + 1/61 and lead).
+    assert!((fused[1].1 - (1.0 / 63.0 + 1.0 / 62.0)).abs() < 1e-12);
+    // No chunk matches every word: the vectors add recall.
+    let fused = fuse_hybrid(&[10, 11, 12], 0, &[99, 11, 10], f, 10);
+    assert!(fused.iter().any(|f| f.0 == 99));
+    // Lexical weight 2: the last of 50 lexical candidates (2/110) still beats the nearest
+    // vector-only chunk (1/61).
+    let lexical: Vec<u64> = (1..=50).collect();
+    let f2 = Fusion { rrf_k: 60, lexical_weight: 2.0 };
+    let fused = fuse_hybrid(&lexical, 0, &[99], f2, 51);
+    assert_eq!(fused.last().map(|f| f.0), Some(99));
+    // The all-words hits stay ahead of partial matches the vectors like better: 12 matches
+    // only some words but is the nearest; 10 and 11 keep the lead.
+    let fused = fuse_hybrid(&[10, 11, 12], 2, &[12, 99], f, 10);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![10, 11, 12]);
+    // top_k cuts after the filtering.
+    assert_eq!(fuse_hybrid(&[10, 11, 12], 2, &[99, 98, 97], f, 2).len(), 2);
+}
