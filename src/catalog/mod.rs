@@ -26,6 +26,8 @@ pub mod find;
 pub mod git;
 pub mod index;
 pub mod init;
+pub mod load;
+pub mod messages;
 pub mod update;
 
 #[cfg(test)]
@@ -33,43 +35,12 @@ mod tests;
 
 use unicode_normalization::UnicodeNormalization;
 
+pub use crate::text::Language;
+
 pub use config::{
     BuildSettings, CatalogSettings, HtmlLang, HtmlSettings, SettingsEnv, SettingsOrigin, SettingsProblem,
     find_settings, inspect_settings, load_settings,
 };
-
-/// The language of catalog messages and Markdown labels (`catalog.md` §3.3 `language`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Language {
-    /// English (the default).
-    #[default]
-    En,
-    /// Japanese: mdmark's texts.
-    Ja,
-}
-
-impl Language {
-    /// `en` or `ja`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::En => "en",
-            Language::Ja => "ja",
-        }
-    }
-
-    /// The text for this language.
-    pub fn pick<T>(self, en: T, ja: T) -> T {
-        match self {
-            Language::En => en,
-            Language::Ja => ja,
-        }
-    }
-
-    /// The separator between items of a list in a sentence or a cell: `, ` or `・`.
-    pub fn list_sep(self) -> &'static str {
-        self.pick(", ", "・")
-    }
-}
 
 /// `norm(s)` of `catalog.md` §2.6: NFKC, Unicode lowercase, trimmed of White_Space.
 pub fn norm(s: &str) -> String {

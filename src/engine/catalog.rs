@@ -11,9 +11,9 @@
 use std::sync::LazyLock;
 
 use super::Engine;
-use crate::catalog::check::run_check;
 use crate::catalog::docs::{DocCache, load_valid_index};
 use crate::catalog::find::{BRIEF_FIELDS, FindQuery, OPTIONAL_FIELDS, find_docs, list_tags};
+use crate::catalog::load::{query_input, run_check};
 use crate::catalog::update::{Update, update_index};
 use crate::catalog::{self, CatalogSettings, Language, SettingsEnv, norm};
 use crate::error::{Error, ErrorCode, Result};
@@ -54,10 +54,7 @@ impl Engine {
         let settings = self.catalog_settings(req.config.as_deref())?;
         let lang = settings.language;
         let query = find_query(req, lang)?;
-        let ws = &self.core.workspace;
-        let (_, index) = load_valid_index(ws, &settings)?;
-        let paths: Vec<&str> = index.docs.iter().map(|d| d.path.as_str()).collect();
-        let infos = DOC_CACHE.get_all(ws, &paths);
+        let (index, infos) = query_input(&self.core.workspace, &DOC_CACHE, &settings)?;
         let answer = find_docs(&index, &infos, &query, lang)?;
         Ok(CatalogText { text: answer.text, structured: answer.structured })
     }

@@ -34,7 +34,7 @@ const LAYERS: &[(&str, &str, May)] = &[
     ("L3", "assets", Only(&["workspace", "error", "text"])),
     ("L3", "export", Only(&["workspace", "markdown", "text", "error", "wire"])),
     // Markdown to self-contained HTML; files through the engine's `html::Files`.
-    ("L3", "html", Only(&["markdown", "links", "catalog", "text", "error"])),
+    ("L3", "html", Only(&["markdown", "links", "text", "error"])),
     ("L4", "engine", EverythingBelow),
     ("L6", "mcp", Only(&["engine", "wire", "config", "error", "text"])),
     ("L6", "cli", Only(&["engine", "wire", "config", "mcp", "error"])),
