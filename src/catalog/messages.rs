@@ -128,6 +128,7 @@ pub enum Msg {
     // Arguments (`args.rs`).
     LimitRange,
     ArgumentType,
+    ExpectInteger,
     EmptyTag,
     NotAValue,
     AlwaysReturned,
@@ -190,7 +191,10 @@ pub enum Msg {
     InitFileExists,
     // `kb_read_guide` (the engine's guide registry).
     GuideNamesEmpty,
-    GuideUnknown,
+    GuideUnknownOne,
+    GuideUnknownMany,
+    GuideClose,
+    GuideNoClose,
     GuidesTooLong,
 }
 
@@ -563,6 +567,7 @@ pub const CATALOGUE: [Entry; Msg::GuidesTooLong as usize + 1] = [
         "Argument `{name}` must be {expected}; pass {example}.",
         "引数 `{name}` は{expected}にしてください（例: {example}）。",
     ),
+    (Msg::ExpectInteger, "", "an integer", "整数"),
     (
         Msg::EmptyTag,
         "",
@@ -841,11 +846,19 @@ pub const CATALOGUE: [Entry; Msg::GuidesTooLong as usize + 1] = [
         "names に使い方集の名前を 1 つ以上渡してください。名前はサーバーの instructions にあります。",
     ),
     (
-        Msg::GuideUnknown,
-        "E36",
-        "Unknown guide name `{name}` (close: {close}) — use the names in the server instructions; no guide was returned.",
-        "使い方集に `{name}` はありません（近い名前: {close}）。instructions にある名前を使ってください。本文は返していません。",
+        Msg::GuideUnknownOne,
+        "",
+        "Unknown guide name {entry} — use the names in the server instructions; no guide was returned.",
+        "使い方集に {entry} はありません。instructions にある名前を使ってください。本文は返していません。",
     ),
+    (
+        Msg::GuideUnknownMany,
+        "",
+        "Unknown guide names {entries} — use the names in the server instructions; no guide was returned.",
+        "使い方集に {entries} はありません。instructions にある名前を使ってください。本文は返していません。",
+    ),
+    (Msg::GuideClose, "", "`{name}` (close: {close})", "`{name}`（近い名前: {close}）"),
+    (Msg::GuideNoClose, "", "`{name}` (no close names)", "`{name}`（近い名前なし）"),
     (
         Msg::GuidesTooLong,
         "E37",

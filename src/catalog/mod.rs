@@ -18,6 +18,7 @@
 //! - Every path it returns is root-relative with `/` separators.
 //! - Messages follow the configured [`Language`]; English is the default.
 
+pub mod args;
 pub mod check;
 pub mod config;
 pub mod docs;
