@@ -403,6 +403,12 @@ impl Reader<'_> {
         self.problems.push(SettingsProblem::config_error(key, message, code, fatal));
     }
 
+    /// A fatal `INVALID_ARGUMENT` problem.
+    fn refuse(&mut self, key: &str, problem: String, fix: Msg) {
+        let fix = fix.text(self.language);
+        self.problem(key, ErrorCode::InvalidArgument, true, problem, fix);
+    }
+
     /// An `INVALID_ARGUMENT` problem whose texts have no arguments.
     fn invalid(&mut self, key: &str, fatal: bool, problem: Msg, fix: Msg) {
         let lang = self.language;
@@ -581,9 +587,7 @@ impl Reader<'_> {
     fn check_language(&mut self, map: &Mapping) {
         let Some(v) = map.get("language").filter(|v| !v.is_null()) else { return };
         if !matches!(scalar_string(v).as_deref(), Some("en" | "ja")) {
-            let problem = msg!(self.language, NotALanguage, value = plain(v));
-            let fix = Msg::UseEnOrJa.text(self.language);
-            self.problem("language", ErrorCode::InvalidArgument, true, problem, fix);
+            self.refuse("language", msg!(self.language, NotALanguage, value = plain(v)), Msg::UseEnOrJa);
         }
     }
 
@@ -612,14 +616,7 @@ impl Reader<'_> {
             } else if is_language_tag(&value) {
                 html.lang = HtmlLang::Tag(value);
             } else {
-                let problem = msg!(lang, NotALanguageTag, value);
-                self.problem(
-                    "html.lang",
-                    ErrorCode::InvalidArgument,
-                    true,
-                    problem,
-                    Msg::UseLanguageTag.text(lang),
-                );
+                self.refuse("html.lang", msg!(lang, NotALanguageTag, value), Msg::UseLanguageTag);
             }
         }
         if let Some(b) = self.boolean(h, "toc", "html.toc") {
@@ -629,14 +626,7 @@ impl Reader<'_> {
             match v.as_u64() {
                 Some(d @ 2..=6) => html.toc_depth = d as u8,
                 _ => {
-                    let problem = msg!(lang, NotTocDepth, value = plain(v));
-                    self.problem(
-                        "html.tocDepth",
-                        ErrorCode::InvalidArgument,
-                        true,
-                        problem,
-                        Msg::UseTocDepth.text(lang),
-                    );
+                    self.refuse("html.tocDepth", msg!(lang, NotTocDepth, value = plain(v)), Msg::UseTocDepth);
                 }
             }
         }

@@ -125,36 +125,16 @@ impl Relations {
 
     /// The rows' relations between `r` and `x` (§6.1.6 `relations`), outgoing first.
     pub fn between(&self, index: &Index, r: usize, x: usize) -> Vec<Value> {
-        let mut out = Vec::new();
         let (rd, xd) = (&index.docs[r], &index.docs[x]);
-        let outgoing: Vec<Value> = rd
-            .related
-            .iter()
-            .filter(|rel| rel.to == xd.id)
-            .map(|rel| json!({"direction": "outgoing", "type": rel.kind, "when": rel.when}))
-            .collect();
-        if outgoing.is_empty() {
-            if self.body[r].contains(&x) {
-                out.push(json!({"direction": "outgoing", "type": null, "when": null}));
-            }
-        } else {
-            out.extend(outgoing);
-        }
-        let incoming: Vec<Value> = xd
+        let outgoing =
+            rd.related.iter().filter(|rel| rel.to == xd.id).map(|rel| (rel.kind.as_deref(), &rel.when));
+        let incoming = xd
             .related
             .iter()
             .filter(|rel| rel.to == rd.id)
-            .map(|rel| {
-                json!({"direction": "incoming", "type": rel.kind.as_deref().map(inverse), "when": rel.when})
-            })
-            .collect();
-        if incoming.is_empty() {
-            if self.body[x].contains(&r) {
-                out.push(json!({"direction": "incoming", "type": null, "when": null}));
-            }
-        } else {
-            out.extend(incoming);
-        }
+            .map(|rel| (rel.kind.as_deref().map(inverse), &rel.when));
+        let mut out = side("outgoing", outgoing.collect(), self.body[r].contains(&x));
+        out.extend(side("incoming", incoming.collect(), self.body[x].contains(&r)));
         out
     }
 
@@ -172,6 +152,22 @@ impl Relations {
     pub fn find(&self, id: &str) -> Option<usize> {
         self.by_id.get(id).copied()
     }
+}
+
+/// One direction of [`Relations::between`]: the recorded relations, or else one untyped body
+/// relation when the body refers to the other document.
+fn side(direction: &str, recorded: Vec<(Option<&str>, &Option<String>)>, body: bool) -> Vec<Value> {
+    if recorded.is_empty() {
+        return if body {
+            vec![json!({"direction": direction, "type": null, "when": null})]
+        } else {
+            Vec::new()
+        };
+    }
+    recorded
+        .into_iter()
+        .map(|(kind, when)| json!({"direction": direction, "type": kind, "when": when}))
+        .collect()
 }
 
 /// Whether `prose` (normalised) mentions `alias` (normalised), at ASCII word boundaries for
