@@ -9,6 +9,9 @@
 //! - [`find`]: `kb_find_docs` and `kb_list_tags` (§5, §6.1, §6.2).
 //! - [`editor`] and [`update`]: `kb_update_index`, the text-preserving edit (§6.3).
 //! - [`check`] and [`git`]: `kb_check` and its `base` comparison (§6.4).
+//! - [`load`]: the edge: what a call reads from files and `git`, loaded once; [`find`] and
+//!   [`check`] are pure over it.
+//! - [`args`]: argument checks; [`messages`]: every message in English and Japanese.
 //!
 //! Invariants:
 //!
