@@ -928,3 +928,21 @@ fn check_runs_over_an_input_in_memory() {
     assert_eq!(issues[3].message, "Link target `gone.md` does not exist; fix the link or restore the file.");
     assert_eq!(run(&input, &["broken_link".to_owned()]).len(), 3, "ignored kinds are left out");
 }
+
+/// An index over 16 MiB is refused with the catalog's own sentence, in the configured language:
+/// the workspace marks the refusal with a typed detail (`ErrorDetail::TooLarge`), not a text.
+#[test]
+fn an_index_over_16_mib_is_refused_in_the_configured_language() {
+    let (dir, ws) = project();
+    let mut big = String::from("docs: []\n");
+    big.push_str(&"# padding\n".repeat(16 * 1024 * 1024 / 10 + 1));
+    write(dir.path(), "index.yaml", &big);
+    let s = section("index: index.yaml\nlanguage: ja\n");
+    let settings = load_settings(&env(&ws, dir.path(), Some(&s)), None).unwrap();
+    let err = super::docs::read_index(&ws, &settings).unwrap_err();
+    assert_eq!(err.code, ErrorCode::UnsupportedFormat);
+    assert_eq!(
+        err.message,
+        "索引のファイル `index.yaml` が 16 MiB を超えています。索引を分けるか、項目を減らしてください。"
+    );
+}

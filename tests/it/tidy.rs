@@ -164,6 +164,24 @@ fn every_source_file_opens_with_a_module_comment() {
     );
 }
 
+/// The catalog's queries and checks are pure: what a call reads from files or `git` is loaded
+/// once by the edge (`src/catalog/load.rs`), never inside `find.rs` or `check.rs`
+/// (`docs/design/catalog.md`, "The edge and the pure core").
+#[test]
+fn catalog_queries_and_checks_read_no_files() {
+    let io = ["Workspace", "DocCache", "std::fs", "std::process", "git::", "read_index"];
+    let mut found = Vec::new();
+    for name in ["find.rs", "check.rs"] {
+        let path = root().join("src/catalog").join(name);
+        for (n, line) in code_lines(&read(&path)) {
+            if let Some(word) = io.iter().find(|w| line.contains(*w)) {
+                found.push(format!("{}:{n}: `{word}` in `{}`", shown(&path), line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "file or git access in the catalog's pure core:\n{}", found.join("\n"));
+}
+
 #[test]
 fn no_should_panic() {
     // Spelled in two pieces so this file does not match itself.
