@@ -724,9 +724,38 @@ fn cell_text(field: &str, v: &Value, lang: Language) -> String {
 pub fn list_tags(index: &Index, query: Option<&str>, json_format: bool, lang: Language) -> Answer {
     let vocab = Vocabulary::new(index);
     let q = query.map(norm).filter(|q| !q.is_empty());
+    let counts = tag_doc_counts(index, &vocab);
     let mut seen: HashSet<String> = HashSet::new();
     let mut tags: Vec<Value> = Vec::new();
-    // Per document, the entries whose name or an alias equals one of its tag references.
+    for (i, e) in vocab.entries().iter().enumerate() {
+        if !seen.insert(norm(&e.name)) || !q.as_deref().is_none_or(|q| tag_matches(e, q)) {
+            continue;
+        }
+        tags.push(json!({
+            "name": e.name,
+            "group": e.group,
+            "description": e.description,
+            "aliases": e.aliases,
+            "deprecated": e.deprecated,
+            "docs": counts[i],
+        }));
+    }
+    let structured = json!({ "tags": tags });
+    if json_format {
+        return answer(String::new(), structured, true);
+    }
+    Answer { text: tags_table(&tags, lang), structured: None }
+}
+
+/// `query` (normalised) in the name, an alias or the description of a vocabulary entry.
+fn tag_matches(e: &super::index::TagEntry, q: &str) -> bool {
+    norm(&e.name).contains(q)
+        || e.aliases.iter().any(|a| norm(a).contains(q))
+        || e.description.as_deref().is_some_and(|d| norm(d).contains(q))
+}
+
+/// Per vocabulary entry, the documents whose tags name it (by its name or an alias).
+fn tag_doc_counts(index: &Index, vocab: &Vocabulary<'_>) -> Vec<usize> {
     let mut spellings: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, e) in vocab.entries().iter().enumerate() {
         for n in std::iter::once(&e.name).chain(&e.aliases) {
@@ -736,68 +765,42 @@ pub fn list_tags(index: &Index, query: Option<&str>, json_format: bool, lang: La
             }
         }
     }
-    let doc_sets: Vec<HashSet<usize>> = index
-        .docs
-        .iter()
-        .map(|d| d.tags.iter().filter_map(|t| spellings.get(&norm(&t.name))).flatten().copied().collect())
-        .collect();
     let mut counts = vec![0usize; vocab.entries().len()];
-    for set in &doc_sets {
-        for &e in set {
+    for d in &index.docs {
+        let set: HashSet<usize> =
+            d.tags.iter().filter_map(|t| spellings.get(&norm(&t.name))).flatten().copied().collect();
+        for e in set {
             counts[e] += 1;
         }
     }
-    for (i, e) in vocab.entries().iter().enumerate() {
-        if !seen.insert(norm(&e.name)) {
-            continue;
-        }
-        if let Some(q) = &q {
-            let hit = norm(&e.name).contains(q.as_str())
-                || e.aliases.iter().any(|a| norm(a).contains(q.as_str()))
-                || e.description.as_deref().is_some_and(|d| norm(d).contains(q.as_str()));
-            if !hit {
-                continue;
-            }
-        }
-        let docs = counts[i];
-        tags.push(json!({
-            "name": e.name,
-            "group": e.group,
-            "description": e.description,
-            "aliases": e.aliases,
-            "deprecated": e.deprecated,
-            "docs": docs,
-        }));
-    }
-    let structured = json!({ "tags": tags });
-    if json_format {
-        return answer(String::new(), structured, true);
-    }
-    let sep = lang.list_sep();
-    let headers: Vec<String> = [
+    counts
+}
+
+/// The Markdown table of `kb_list_tags`.
+fn tags_table(tags: &[Value], lang: Language) -> String {
+    let headers = [
         Msg::ColName,
         Msg::ColGroup,
         Msg::ColTagDescription,
         Msg::ColAliases,
         Msg::ColReplacedBy,
         Msg::ColDocs,
-    ]
-    .iter()
-    .map(|m| m.text(lang))
-    .collect();
+    ];
+    let headers: Vec<String> = headers.iter().map(|m| m.text(lang)).collect();
     let mut out = vec![row(&headers), row(&vec!["---".to_owned(); 6])];
-    for t in &tags {
+    for t in tags {
         let s = |k: &str| t[k].as_str().map(cell).unwrap_or_default();
         let aliases: Vec<&str> =
             t["aliases"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let docs = t["docs"].to_string();
         out.push(row(&[
             s("name"),
             s("group"),
             s("description"),
-            cell(&aliases.join(sep)),
+            cell(&aliases.join(lang.list_sep())),
             s("deprecated"),
-            t["docs"].to_string(),
+            docs,
         ]));
     }
-    Answer { text: out.join("\n") + "\n", structured: None }
+    out.join("\n") + "\n"
 }
