@@ -133,6 +133,9 @@ pub enum ErrorDetail {
     /// A derived index file is damaged or unreadable (truncated, garbage, written by another
     /// version); rebuilding it from what it is derived from repairs it.
     IndexDamaged,
+    /// A file is larger than the limit the reader was given (`Workspace::read_bytes`); callers
+    /// that know what the file is say so in their own words.
+    TooLarge,
 }
 
 /// A failure with a code and a one-sentence, actionable message.

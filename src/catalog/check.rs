@@ -1,22 +1,23 @@
 //! `kb_check` / `check` (`catalog.md` §6.4): every issue kind of §6.4.3 with its message
-//! (§9.5), in the phases and order of §6.4.4.
+//! (§9.5), in the phases and order of §6.4.4, over a [`CheckInput`] the edge loaded once
+//! (`catalog::load::check_input`).
 //!
 //! Invariants:
 //!
-//! - Never writes anything; problems are issues, never failures. The only failures are the
-//!   ones of §6.4.6 (no configuration, an unreadable `config`, a bad `base`).
-//! - Links are resolved with the `links` module (`links::resolve`, `links::extract`), the rules
-//!   `kb_links` uses.
+//! - Pure: no file, no `git`; everything comes from the [`CheckInput`]. Problems are issues,
+//!   never failures (the failures of §6.4.6 happen while loading).
+//! - Links are resolved with the `links` module (`links::resolve`), the rules `kb_links` uses.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
-use super::config::{SettingsEnv, inspect_settings, no_configuration};
-use super::docs::{DocCache, FileProblem, IndexRead, index_missing_message, read_index};
-use super::index::{Index, Resolved, Vocabulary, quoted_list};
-use super::{Language, git, norm};
-use crate::error::{ErrorCode, Result};
+use super::config::{CatalogSettings, SettingsProblem};
+use super::docs::{DocInfo, FileProblem, IndexRead, index_missing_message};
+use super::index::{DocEntry, Index, Resolved, TagEntry, Vocabulary, quoted_list};
+use super::messages::{Msg, msg};
+use super::{Language, norm};
 use crate::links::{Target, resolve};
-use crate::workspace::{GlobFilter, PathContext, Workspace};
+use crate::workspace::GlobFilter;
 
 /// One issue (`catalog.md` §6.4.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,135 +32,381 @@ pub struct Issue {
     pub message: String,
 }
 
+/// Everything a check reads, loaded once per call.
+#[derive(Debug, Default)]
+pub struct CheckInput {
+    /// The configuration file as shown in issues.
+    pub config_file: String,
+    /// The configuration's problems (phase 1).
+    pub problems: Vec<SettingsProblem>,
+    /// The settings, `None` when a problem made them unusable.
+    pub settings: Option<CatalogSettings>,
+    /// Every Markdown file below the root, root-relative (read when the settings are usable).
+    pub markdown: Vec<String>,
+    /// The index, when the settings name one.
+    pub index: Option<IndexState>,
+    /// Per-document data of every document whose entries or links are checked, and of the
+    /// Markdown files links point to.
+    pub docs: HashMap<String, Arc<DocInfo>>,
+    /// Whether each local link target exists (a folder counts); see [`link_targets`].
+    pub exists: HashMap<String, bool>,
+    /// `base` and the files changed since its merge base with `HEAD`.
+    pub changed: Option<(String, Vec<String>)>,
+}
+
+/// What reading the index gave.
+#[derive(Debug)]
+pub enum IndexState {
+    /// Read (missing, not YAML, or parsed).
+    Read(IndexRead),
+    /// The `index` setting is refused by the path guard, with the guard's message.
+    Refused(String),
+}
+
+impl CheckInput {
+    /// The parsed index when it has no schema violation (phases 3–6 need one).
+    pub fn valid_index(&self) -> Option<&Index> {
+        match &self.index {
+            Some(IndexState::Read(IndexRead::Parsed(file))) if file.validated.violations.is_empty() => {
+                Some(&file.validated.index)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Runs the checks. `ignore` adds kinds to `check.ignore` (CLI `--ignore`).
-pub fn run_check(
-    env: &SettingsEnv<'_>,
-    cache: &DocCache,
-    config: Option<&str>,
-    base: Option<&str>,
-    ignore: &[String],
-) -> Result<Vec<Issue>> {
-    let ws = env.workspace;
-    let Some(inspected) = inspect_settings(env, config)? else { return Err(no_configuration(env)) };
-    let lang = inspected.settings.as_ref().map(|s| s.language).unwrap_or_default();
-    let changed = match base {
-        Some(b) => Some(git::changed_files(ws.root(), b, lang)?),
-        None => None,
-    };
-    let mut issues = Vec::new();
-    let cfg_file = inspected.file.clone();
-    // Phase 1: configuration.
-    for p in &inspected.problems {
-        issues.push(Issue {
-            file: cfg_file.clone(),
+pub fn run(input: &CheckInput, ignore: &[String]) -> Vec<Issue> {
+    let mut issues: Vec<Issue> = input
+        .problems
+        .iter()
+        .map(|p| Issue {
+            file: input.config_file.clone(),
             at: p.key.clone(),
             kind: p.kind,
             message: p.message.clone(),
-        });
-    }
+        })
+        .collect();
     let mut ignored: Vec<String> = ignore.to_vec();
-    let Some(settings) = inspected.settings else { return Ok(filter(issues, &ignored)) };
-    ignored.extend(settings.check_ignore.iter().cloned());
-    let markdown = ws.scan_markdown(&GlobFilter::new(&["**/*.md".to_owned()], &[])?)?;
-    let matching = |globs: &[String]| -> Vec<String> {
-        match GlobFilter::new(globs, &[]) {
-            Ok(f) if !globs.is_empty() => {
-                markdown.iter().map(|e| e.path.as_str().to_owned()).filter(|p| f.matches(p)).collect()
-            }
-            _ => Vec::new(),
-        }
-    };
-    let mut no_match = |key: &str, globs: &[String], fix: (&str, &str)| {
-        if !globs.is_empty() && matching(globs).is_empty() {
+    if let Some(settings) = &input.settings {
+        ignored.extend(settings.check_ignore.iter().cloned());
+        unmatched_globs(input, settings, &mut issues);
+        indexed_phases(input, settings, &mut issues);
+    }
+    issues.retain(|i| !ignored.iter().any(|k| k == i.kind));
+    issues
+}
+
+/// Phases 2–6, when the settings name an index.
+fn indexed_phases(input: &CheckInput, settings: &CatalogSettings, issues: &mut Vec<Issue>) {
+    let (Some(state), Some(index_path)) = (&input.index, settings.index.as_deref()) else { return };
+    if !index_issues(input, state, settings, index_path, issues) {
+        return;
+    }
+    let Some(index) = input.valid_index() else { return };
+    let lang = settings.language;
+    entries(input, index, index_path, lang, issues);
+    unindexed(input, index, settings, index_path, lang, issues);
+    for path in link_order(index, settings, &input.markdown) {
+        links(input, &path, lang, issues);
+    }
+    if let Some((base, changed)) = &input.changed {
+        missed_changes(index, index_path, changed, base, lang, issues);
+    }
+}
+
+/// `config_error` for `scan` / `build.include` patterns that match no Markdown file.
+fn unmatched_globs(input: &CheckInput, settings: &CatalogSettings, issues: &mut Vec<Issue>) {
+    let lang = settings.language;
+    let mut no_match = |key: &str, globs: &[String], fix: Msg| {
+        if !globs.is_empty() && matching(&input.markdown, globs).is_empty() {
             let key = settings.key(key);
-            issues.push(Issue {
-                file: cfg_file.clone(),
-                at: key.clone(),
-                kind: "config_error",
-                message: lang.pick(
-                    format!("Setting `{key}` matches no Markdown file; {}.", fix.0),
-                    format!("設定の `{key}` に当たる文書が 0 件です。{}。", fix.1),
-                ),
-            });
+            let message = msg!(lang, NoMarkdownMatch, key, fix = fix.text(lang));
+            issues.push(Issue { file: input.config_file.clone(), at: key, kind: "config_error", message });
         }
     };
-    let scan_is_own = settings.build.as_ref().is_none_or(|b| b.include != settings.scan);
-    if scan_is_own {
-        no_match(
-            "scan",
-            &settings.scan,
-            ("fix the patterns or remove scan", "パターンを直すか、scan を消してください"),
-        );
+    if settings.build.as_ref().is_none_or(|b| b.include != settings.scan) {
+        no_match("scan", &settings.scan, Msg::FixScan);
     }
     if let Some(b) = &settings.build {
-        no_match(
-            "build.include",
-            &b.include,
-            ("fix the patterns or remove build", "パターンを直すか、build を消してください"),
-        );
+        no_match("build.include", &b.include, Msg::FixBuild);
     }
-    let Some(index_path) = settings.index.clone() else { return Ok(filter(issues, &ignored)) };
+}
 
-    // Phase 2: index syntax and schema.
-    let file = match read_index(ws, &settings, cache) {
-        Ok(IndexRead::Missing(path)) => {
-            issues.push(Issue {
-                file: cfg_file,
-                at: settings.key("index"),
-                kind: "missing_index",
-                message: index_missing_message(lang, &path),
-            });
-            return Ok(filter(issues, &ignored));
-        }
-        Ok(IndexRead::InvalidYaml { line, message }) => {
-            issues.push(Issue { file: index_path, at: line.to_string(), kind: "invalid_yaml", message });
-            return Ok(filter(issues, &ignored));
-        }
-        Ok(IndexRead::Parsed(file)) => file,
-        Err(e) if e.code == ErrorCode::InvalidPath => {
-            issues.push(Issue {
-                file: cfg_file,
-                at: settings.key("index"),
-                kind: "config_error",
-                message: e.message,
-            });
-            return Ok(filter(issues, &ignored));
-        }
-        Err(e) => return Err(e),
+/// The Markdown files matching `globs` (none for no globs or a bad one).
+fn matching(markdown: &[String], globs: &[String]) -> Vec<String> {
+    match GlobFilter::new(globs, &[]) {
+        Ok(f) if !globs.is_empty() => markdown.iter().filter(|p| f.matches(p)).cloned().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Phase 2: the index's syntax and schema. `false` when the later phases cannot run.
+fn index_issues(
+    input: &CheckInput,
+    state: &IndexState,
+    settings: &CatalogSettings,
+    index_path: &str,
+    issues: &mut Vec<Issue>,
+) -> bool {
+    let lang = settings.language;
+    let config_issue = |kind: &'static str, message: String| Issue {
+        file: input.config_file.clone(),
+        at: settings.key("index"),
+        kind,
+        message,
     };
-    if !file.validated.violations.is_empty() {
-        for v in &file.validated.violations {
-            issues.push(Issue {
-                file: index_path.clone(),
-                at: v.at.clone(),
-                kind: "schema_error",
-                message: v.text.clone(),
-            });
+    match state {
+        IndexState::Read(IndexRead::Missing(path)) => {
+            issues.push(config_issue("missing_index", index_missing_message(lang, path)));
+            false
         }
-        return Ok(filter(issues, &ignored));
+        IndexState::Read(IndexRead::InvalidYaml { line, message }) => {
+            let at = line.to_string();
+            issues.push(Issue {
+                file: index_path.to_owned(),
+                at,
+                kind: "invalid_yaml",
+                message: message.clone(),
+            });
+            false
+        }
+        IndexState::Refused(message) => {
+            issues.push(config_issue("config_error", message.clone()));
+            false
+        }
+        IndexState::Read(IndexRead::Parsed(file)) => {
+            for v in &file.validated.violations {
+                let (at, message) = (v.at.clone(), v.text.clone());
+                issues.push(Issue { file: index_path.to_owned(), at, kind: "schema_error", message });
+            }
+            file.validated.violations.is_empty()
+        }
     }
-    let index = &file.validated.index;
+}
 
-    // Phase 3: entries.
-    entries(ws, cache, index, &index_path, lang, &mut issues);
-
-    // Phase 4: unindexed files.
+/// Phase 4: Markdown files of `scan` that the index does not list.
+fn unindexed(
+    input: &CheckInput,
+    index: &Index,
+    settings: &CatalogSettings,
+    index_path: &str,
+    lang: Language,
+    issues: &mut Vec<Issue>,
+) {
     let indexed: HashSet<&str> = index.docs.iter().map(|d| d.path.as_str()).collect();
-    let out = settings.build.as_ref().map(|b| b.out.clone());
-    let mut unindexed: Vec<String> = matching(&settings.scan)
+    let out = settings.build.as_ref().map(|b| b.out.as_str());
+    let mut paths: Vec<String> = matching(&input.markdown, &settings.scan)
         .into_iter()
-        .filter(|p| !indexed.contains(p.as_str()) && *p != index_path && Some(p) != out.as_ref())
+        .filter(|p| !indexed.contains(p.as_str()) && p != index_path && Some(p.as_str()) != out)
         .collect();
-    unindexed.sort();
-    for path in unindexed {
-        let message = lang.pick(
-            format!("`{path}` is not in the index; add it with kb_update_index or leave it out of scan."),
-            format!("`{path}` は索引にありません。kb_update_index で足すか、scan から外してください。"),
-        );
+    paths.sort();
+    for path in paths {
+        let message = msg!(lang, UnindexedDoc, path);
         issues.push(Issue { file: path, at: String::new(), kind: "unindexed_doc", message });
     }
+}
 
-    // Phase 5: links.
+/// Phase 3 context: the index file, the language and the issues so far.
+struct Entries<'a> {
+    file: &'a str,
+    lang: Language,
+    out: &'a mut Vec<Issue>,
+}
+
+impl Entries<'_> {
+    fn push(&mut self, at: String, kind: &'static str, message: String) {
+        self.out.push(Issue { file: self.file.to_owned(), at, kind, message });
+    }
+
+    /// `duplicate_id` and `duplicate_alias` of entry `i` of `list`.
+    fn duplicates(
+        &mut self,
+        seen: &mut FirstSeen,
+        list: &str,
+        i: usize,
+        id: (&str, &str),
+        names: (&str, &[String]),
+    ) {
+        let (lang, at) = (self.lang, format!("{list}[{i}]"));
+        let (shown_id, key) = id;
+        if let Some(j) = seen.id(&norm_if(list, shown_id), i) {
+            self.push(format!("{at}.{key}"), "duplicate_id", msg!(lang, DuplicateId, id = shown_id, list, j));
+        }
+        for (k, j) in seen.names(names.0, names.1, i) {
+            let alias = &names.1[k];
+            self.push(
+                format!("{at}.aliases[{k}]"),
+                "duplicate_alias",
+                msg!(lang, DuplicateAlias, alias, list, j),
+            );
+        }
+    }
+}
+
+/// Tags are unique by `norm(name)`; documents and terms by their exact ID.
+fn norm_if(list: &str, id: &str) -> String {
+    if list == "tags" { norm(id) } else { id.to_owned() }
+}
+
+/// The first entry of each ID and of each normalised name or alias of one list.
+#[derive(Default)]
+struct FirstSeen {
+    ids: HashMap<String, usize>,
+    names: HashMap<String, usize>,
+}
+
+impl FirstSeen {
+    /// The earlier entry with this ID; otherwise `i` becomes its first.
+    fn id(&mut self, id: &str, i: usize) -> Option<usize> {
+        match self.ids.get(id) {
+            Some(&j) => Some(j),
+            None => {
+                self.ids.insert(id.to_owned(), i);
+                None
+            }
+        }
+    }
+
+    /// The aliases (by position) an earlier entry already uses, with that entry; then records
+    /// `name` and the aliases for the entries after `i`.
+    fn names(&mut self, name: &str, aliases: &[String], i: usize) -> Vec<(usize, usize)> {
+        let normed: Vec<String> = aliases.iter().map(|a| norm(a)).collect();
+        let taken =
+            normed.iter().enumerate().filter_map(|(k, n)| self.names.get(n).map(|&j| (k, j))).collect();
+        self.names.entry(norm(name)).or_insert(i);
+        for n in normed {
+            self.names.entry(n).or_insert(i);
+        }
+        taken
+    }
+}
+
+/// Phase 3: the entries of `docs`, `terms` and `tags`.
+fn entries(input: &CheckInput, index: &Index, file: &str, lang: Language, out: &mut Vec<Issue>) {
+    let vocab = Vocabulary::new(index);
+    let ids: HashSet<&str> = index.docs.iter().map(|d| d.id.as_str()).collect();
+    // (from, to) of every `change_together` record.
+    let together: HashSet<(&str, &str)> = index
+        .docs
+        .iter()
+        .flat_map(|d| d.related.iter().map(move |r| (d, r)))
+        .filter(|(_, r)| r.kind.as_deref() == Some("change_together"))
+        .map(|(d, r)| (d.id.as_str(), r.to.as_str()))
+        .collect();
+    let mut e = Entries { file, lang, out };
+    let mut seen = FirstSeen::default();
+    for (i, d) in index.docs.iter().enumerate() {
+        doc_file(&mut e, input.docs.get(&d.path).and_then(|info| info.problem), &d.path, i);
+        e.duplicates(&mut seen, "docs", i, (&d.id, "id"), (&d.title, &d.aliases));
+        doc_tags(&mut e, &vocab, d, i);
+        doc_relations(&mut e, &ids, &together, d, i);
+    }
+    let mut seen = FirstSeen::default();
+    for (i, t) in index.terms.iter().enumerate() {
+        e.duplicates(&mut seen, "terms", i, (&t.id, "id"), (&t.term, &t.aliases));
+        for (k, to) in t.see.iter().enumerate().filter(|(_, to)| !ids.contains(to.as_str())) {
+            e.push(
+                format!("terms[{i}].see[{k}]"),
+                "unknown_relation_target",
+                msg!(lang, UnknownRelationTarget, to),
+            );
+        }
+    }
+    let mut seen = FirstSeen::default();
+    for (i, t) in vocab.entries().iter().enumerate() {
+        e.duplicates(&mut seen, "tags", i, (&t.name, "name"), (&t.name, &t.aliases));
+        deprecation(&mut e, &vocab, t, i);
+    }
+}
+
+/// `invalid_path` / `missing_doc` of `docs[i]`.
+fn doc_file(e: &mut Entries<'_>, problem: Option<FileProblem>, path: &str, i: usize) {
+    let lang = e.lang;
+    let rule = match problem {
+        Some(FileProblem::Refused) => Msg::RuleSymlink,
+        Some(FileProblem::NotRegular) => Msg::RuleNotRegular,
+        Some(FileProblem::Missing) => {
+            e.push(format!("docs[{i}].path"), "missing_doc", msg!(lang, MissingDoc, path, i));
+            return;
+        }
+        Some(FileProblem::Unreadable) | None => return,
+    };
+    let message = msg!(lang, InvalidDocPath, path, rule = rule.text(lang), i);
+    e.push(format!("docs[{i}].path"), "invalid_path", message);
+}
+
+/// `unknown_tag` and `deprecated_tag` of `docs[i]`.
+fn doc_tags(e: &mut Entries<'_>, vocab: &Vocabulary<'_>, d: &DocEntry, i: usize) {
+    let lang = e.lang;
+    if vocab.declared() {
+        for (k, t) in d.tags.iter().enumerate() {
+            if let Resolved::Unknown(tag) = vocab.resolve(&t.name) {
+                let close = quoted_list(&vocab.close(&tag), lang);
+                e.push(format!("docs[{i}].tags[{k}]"), "unknown_tag", msg!(lang, UnknownTag, tag, close));
+            }
+        }
+    }
+    for (k, t) in d.tags.iter().enumerate() {
+        if let Resolved::Known(x) = vocab.resolve(&t.name)
+            && let Some(new) = vocab.entries()[x].deprecated.as_deref()
+        {
+            let message = msg!(lang, DeprecatedTag, tag = t.name, new = vocab.canonical(new));
+            e.push(format!("docs[{i}].tags[{k}]"), "deprecated_tag", message);
+        }
+    }
+}
+
+/// The relation issues of `docs[i]`, kind by kind as §6.4.4 orders them.
+fn doc_relations(
+    e: &mut Entries<'_>,
+    ids: &HashSet<&str>,
+    together: &HashSet<(&str, &str)>,
+    d: &DocEntry,
+    i: usize,
+) {
+    let lang = e.lang;
+    let at = |k: usize| format!("docs[{i}].related[{k}]");
+    for (k, r) in d.related.iter().enumerate().filter(|(_, r)| !ids.contains(r.to.as_str())) {
+        e.push(at(k), "unknown_relation_target", msg!(lang, UnknownRelationTarget, to = r.to));
+    }
+    for (k, _) in d.related.iter().enumerate().filter(|(_, r)| r.to == d.id) {
+        e.push(at(k), "self_relation", msg!(lang, SelfRelation, id = d.id));
+    }
+    for (k, r) in d.related.iter().enumerate() {
+        if let Some(j) = d.related[..k].iter().position(|o| o.to == r.to && o.kind == r.kind) {
+            let kind = r.kind.clone().unwrap_or_else(|| Msg::Untyped.text(lang));
+            e.push(at(k), "duplicate_relation", msg!(lang, DuplicateRelation, type = kind, to = r.to, k = j));
+        }
+    }
+    for (k, r) in d.related.iter().enumerate() {
+        let together_kind = r.kind.as_deref() == Some("change_together") && r.to != d.id;
+        if together_kind && ids.contains(r.to.as_str()) && !together.contains(&(r.to.as_str(), d.id.as_str()))
+        {
+            let message = msg!(lang, AsymmetricChangeTogether, a = d.id, b = r.to);
+            e.push(at(k), "asymmetric_change_together", message);
+        }
+    }
+}
+
+/// `invalid_deprecation` of `tags[i]`.
+fn deprecation(e: &mut Entries<'_>, vocab: &Vocabulary<'_>, t: &TagEntry, i: usize) {
+    let Some(new) = &t.deprecated else { return };
+    let tags = vocab.entries();
+    let problem = match vocab.resolve(new) {
+        Resolved::Unknown(_) => Msg::DeprecationUnknown,
+        Resolved::Known(j) if norm(&tags[j].name) == norm(&t.name) => Msg::DeprecationItself,
+        Resolved::Known(j) if tags[j].deprecated.is_some() => Msg::DeprecationDeprecated,
+        Resolved::Known(_) => return,
+    };
+    let lang = e.lang;
+    let message = msg!(lang, InvalidDeprecation, name = t.name, new, problem = problem.text(lang));
+    e.push(format!("tags[{i}].deprecated"), "invalid_deprecation", message);
+}
+
+/// Phase 5's documents, in order: the index's, then each `build.include` pattern's matches
+/// (code-point order, minus `build.exclude`), each once.
+pub fn link_order(index: &Index, settings: &CatalogSettings, markdown: &[String]) -> Vec<String> {
     let mut checked: HashSet<String> = HashSet::new();
     let mut order: Vec<String> = Vec::new();
     for d in &index.docs {
@@ -167,374 +414,81 @@ pub fn run_check(
             order.push(d.path.clone());
         }
     }
-    if let Some(b) = &settings.build
-        && let Ok(f) = GlobFilter::new(&b.include, &b.exclude)
-    {
-        for pattern in &b.include {
-            let one =
-                GlobFilter::new(std::slice::from_ref(pattern), &b.exclude).unwrap_or_else(|_| f.clone());
-            let mut hits: Vec<String> =
-                markdown.iter().map(|e| e.path.as_str().to_owned()).filter(|p| one.matches(p)).collect();
-            hits.sort();
-            for p in hits {
-                if checked.insert(p.clone()) {
-                    order.push(p);
+    let Some(b) = &settings.build else { return order };
+    let Ok(all) = GlobFilter::new(&b.include, &b.exclude) else { return order };
+    for pattern in &b.include {
+        let one = GlobFilter::new(std::slice::from_ref(pattern), &b.exclude).unwrap_or_else(|_| all.clone());
+        let mut hits: Vec<String> = markdown.iter().filter(|p| one.matches(p)).cloned().collect();
+        hits.sort();
+        for p in hits {
+            if checked.insert(p.clone()) {
+                order.push(p);
+            }
+        }
+    }
+    order
+}
+
+/// The local paths the links of `docs` point to, each once: the target, and for an `.html` or
+/// `.htm` target also its `.md` twin (a link to the exported page of a document).
+pub fn link_targets(docs: &[Arc<DocInfo>], paths: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for (info, path) in docs.iter().zip(paths) {
+        for link in &info.links.links {
+            let Target::Local { path: target, .. } = resolve(path, &link.raw) else { continue };
+            for p in std::iter::once(target.clone()).chain(html_twin(&target)) {
+                if seen.insert(p.clone()) {
+                    out.push(p);
                 }
             }
         }
     }
-    for path in &order {
-        links(ws, cache, path, lang, &mut issues);
-    }
-
-    // Phase 6: missed changes.
-    if let (Some(changed), Some(base)) = (changed, base) {
-        missed_changes(index, &index_path, &changed, base, lang, &mut issues);
-    }
-    Ok(filter(issues, &ignored))
+    out
 }
 
-fn filter(issues: Vec<Issue>, ignored: &[String]) -> Vec<Issue> {
-    issues.into_iter().filter(|i| !ignored.iter().any(|k| k == i.kind)).collect()
-}
-
-fn entries(
-    ws: &Workspace,
-    cache: &DocCache,
-    index: &Index,
-    file: &str,
-    lang: Language,
-    out: &mut Vec<Issue>,
-) {
-    let vocab = Vocabulary::new(index);
-    let mut push = |at: String, kind: &'static str, message: String| {
-        out.push(Issue { file: file.to_owned(), at, kind, message });
-    };
-    let ids: HashSet<&str> = index.docs.iter().map(|d| d.id.as_str()).collect();
-    // First entry of each ID, and of each normalised title or alias (for the later entries).
-    let mut first_id: HashMap<&str, usize> = HashMap::new();
-    let mut first_name: HashMap<String, usize> = HashMap::new();
-    let mut change_together: HashSet<(&str, &str)> = HashSet::new();
-    for d in &index.docs {
-        for r in d.related.iter().filter(|r| r.kind.as_deref() == Some("change_together")) {
-            change_together.insert((d.id.as_str(), r.to.as_str()));
-        }
-    }
-    for (i, d) in index.docs.iter().enumerate() {
-        let at = format!("docs[{i}]");
-        match cache.get(ws, &d.path).problem {
-            Some(FileProblem::Invalid) => {
-                let rule = match ws.rel_path(&d.path, PathContext::Any) {
-                    Err(_) => lang.pick("passes through a symbolic link", "シンボリックリンクを通っています"),
-                    Ok(_) => lang.pick("is not a regular file", "通常のファイルではありません"),
-                };
-                let path = &d.path;
-                push(
-                    format!("{at}.path"),
-                    "invalid_path",
-                    lang.pick(
-                        format!("`{path}` {rule}; point docs[{i}].path to a Markdown file inside the root."),
-                        format!("`{path}` は{rule}。docs[{i}].path をルートの中の Markdown のファイルにしてください。"),
-                    ),
-                );
-            }
-            Some(FileProblem::Missing) => {
-                let path = &d.path;
-                push(
-                    format!("{at}.path"),
-                    "missing_doc",
-                    lang.pick(
-                        format!("`{path}` was not found; restore the document or remove `docs[{i}]` from the index."),
-                        format!("`{path}` が見つかりません。文書を戻すか、索引の `docs[{i}]` を消してください。"),
-                    ),
-                );
-            }
-            _ => {}
-        }
-        match first_id.get(d.id.as_str()) {
-            Some(&j) => push(format!("{at}.id"), "duplicate_id", duplicate_id(&d.id, "docs", j, lang)),
-            None => {
-                first_id.insert(&d.id, i);
-            }
-        }
-        let names: Vec<String> = d.aliases.iter().map(|a| norm(a)).collect();
-        for (k, alias) in d.aliases.iter().enumerate() {
-            if let Some(&j) = first_name.get(&names[k]) {
-                push(
-                    format!("{at}.aliases[{k}]"),
-                    "duplicate_alias",
-                    duplicate_alias(alias, "docs", j, lang),
-                );
-            }
-        }
-        first_name.entry(norm(&d.title)).or_insert(i);
-        for n in names {
-            first_name.entry(n).or_insert(i);
-        }
-        if vocab.declared() {
-            for (k, t) in d.tags.iter().enumerate() {
-                if let Resolved::Unknown(tag) = vocab.resolve(&t.name) {
-                    let close = quoted_list(&vocab.close(&tag), lang);
-                    push(
-                        format!("{at}.tags[{k}]"),
-                        "unknown_tag",
-                        lang.pick(
-                            format!("Tag `{tag}` is not in the tag vocabulary; use a vocabulary tag (close: {close}) or add it to tags."),
-                            format!("タグ `{tag}` は語彙にありません。語彙のタグ（近いもの: {close}）を使うか、tags に足してください。"),
-                        ),
-                    );
-                }
-            }
-        }
-        for (k, t) in d.tags.iter().enumerate() {
-            if let Resolved::Known(e) = vocab.resolve(&t.name)
-                && let Some(new) = vocab.entries()[e].deprecated.as_deref()
-            {
-                let (tag, new) = (&t.name, vocab.canonical(new));
-                push(
-                    format!("{at}.tags[{k}]"),
-                    "deprecated_tag",
-                    lang.pick(
-                        format!("Tag `{tag}` is deprecated; replace it with `{new}`."),
-                        format!("タグ `{tag}` はやめたタグです。`{new}` に付け替えてください。"),
-                    ),
-                );
-            }
-        }
-        for (k, r) in d.related.iter().enumerate() {
-            if !ids.contains(r.to.as_str()) {
-                push(format!("{at}.related[{k}]"), "unknown_relation_target", unknown_target(&r.to, lang));
-            }
-        }
-        for (k, r) in d.related.iter().enumerate() {
-            if r.to == d.id {
-                let id = &d.id;
-                push(
-                    format!("{at}.related[{k}]"),
-                    "self_relation",
-                    lang.pick(
-                        format!("`{id}` is related to itself; remove this relation."),
-                        format!("`{id}` が自分自身に関連しています。この関連を消してください。"),
-                    ),
-                );
-            }
-        }
-        for (k, r) in d.related.iter().enumerate() {
-            if let Some(j) = d.related[..k].iter().position(|o| o.to == r.to && o.kind == r.kind) {
-                let ty = r.kind.clone().unwrap_or_else(|| lang.pick("untyped", "種類なし").to_owned());
-                let to = &r.to;
-                push(
-                    format!("{at}.related[{k}]"),
-                    "duplicate_relation",
-                    lang.pick(
-                        format!(
-                            "This repeats the {ty} relation to `{to}` of `related[{j}]`; remove one of them."
-                        ),
-                        format!(
-                            "`related[{j}]` と同じ `{to}` への {ty} の関連です。どちらかを消してください。"
-                        ),
-                    ),
-                );
-            }
-        }
-        for (k, r) in d.related.iter().enumerate() {
-            if r.kind.as_deref() != Some("change_together") || r.to == d.id {
-                continue;
-            }
-            if !ids.contains(r.to.as_str()) {
-                continue;
-            }
-            if !change_together.contains(&(r.to.as_str(), d.id.as_str())) {
-                let (a, b) = (&d.id, &r.to);
-                push(
-                    format!("{at}.related[{k}]"),
-                    "asymmetric_change_together",
-                    lang.pick(
-                        format!("`{a}` lists `{b}` as change_together but `{b}` does not list `{a}`; add the same relation to `{b}`."),
-                        format!("`{a}` は `{b}` を change_together にしていますが、`{b}` には `{a}` がありません。`{b}` にも書いてください。"),
-                    ),
-                );
-            }
-        }
-    }
-    let mut term_ids: HashMap<&str, usize> = HashMap::new();
-    let mut term_names: HashMap<String, usize> = HashMap::new();
-    for (i, t) in index.terms.iter().enumerate() {
-        let at = format!("terms[{i}]");
-        match term_ids.get(t.id.as_str()) {
-            Some(&j) => push(format!("{at}.id"), "duplicate_id", duplicate_id(&t.id, "terms", j, lang)),
-            None => {
-                term_ids.insert(&t.id, i);
-            }
-        }
-        let spellings: Vec<String> = t.aliases.iter().map(|a| norm(a)).collect();
-        for (k, alias) in t.aliases.iter().enumerate() {
-            if let Some(&j) = term_names.get(&spellings[k]) {
-                push(
-                    format!("{at}.aliases[{k}]"),
-                    "duplicate_alias",
-                    duplicate_alias(alias, "terms", j, lang),
-                );
-            }
-        }
-        term_names.entry(norm(&t.term)).or_insert(i);
-        for a in spellings {
-            term_names.entry(a).or_insert(i);
-        }
-        for (k, to) in t.see.iter().enumerate() {
-            if !ids.contains(to.as_str()) {
-                push(format!("{at}.see[{k}]"), "unknown_relation_target", unknown_target(to, lang));
-            }
-        }
-    }
-    let tags = vocab.entries();
-    let mut first_tag: HashMap<String, usize> = HashMap::new();
-    let mut first_spelling: HashMap<String, usize> = HashMap::new();
-    for (i, t) in tags.iter().enumerate() {
-        let at = format!("tags[{i}]");
-        let n = norm(&t.name);
-        match first_tag.get(&n) {
-            Some(&j) => push(format!("{at}.name"), "duplicate_id", duplicate_id(&t.name, "tags", j, lang)),
-            None => {
-                first_tag.insert(n.clone(), i);
-            }
-        }
-        let spellings: Vec<String> = t.aliases.iter().map(|a| norm(a)).collect();
-        for (k, alias) in t.aliases.iter().enumerate() {
-            if let Some(&j) = first_spelling.get(&spellings[k]) {
-                push(
-                    format!("{at}.aliases[{k}]"),
-                    "duplicate_alias",
-                    duplicate_alias(alias, "tags", j, lang),
-                );
-            }
-        }
-        first_spelling.entry(n.clone()).or_insert(i);
-        for a in spellings {
-            first_spelling.entry(a).or_insert(i);
-        }
-        if let Some(new) = &t.deprecated {
-            let problem = match vocab.resolve(new) {
-                Resolved::Unknown(_) => Some(lang.pick("not in the vocabulary", "語彙にありません")),
-                Resolved::Known(j) if norm(&tags[j].name) == n => {
-                    Some(lang.pick("the tag itself", "自分自身です"))
-                }
-                Resolved::Known(j) if tags[j].deprecated.is_some() => {
-                    Some(lang.pick("deprecated as well", "それ自体がやめたタグです"))
-                }
-                Resolved::Known(_) => None,
-            };
-            if let Some(problem) = problem {
-                let name = &t.name;
-                push(
-                    format!("{at}.deprecated"),
-                    "invalid_deprecation",
-                    lang.pick(
-                        format!("Tag `{name}` is deprecated in favour of `{new}`, which is {problem}; point deprecated to a current tag of the vocabulary."),
-                        format!("タグ `{name}` の振り替え先 `{new}` は{problem}。語彙の、やめていないタグにしてください。"),
-                    ),
-                );
-            }
-        }
-    }
-}
-
-fn duplicate_id(id: &str, list: &str, j: usize, lang: Language) -> String {
-    lang.pick(
-        format!("ID `{id}` is already used by `{list}[{j}]`; give this entry a unique ID."),
-        format!("ID `{id}` は `{list}[{j}]` と重なっています。この項目に別の ID を付けてください。"),
-    )
-}
-
-fn duplicate_alias(alias: &str, list: &str, j: usize, lang: Language) -> String {
-    lang.pick(
-        format!("Alias `{alias}` is also used by `{list}[{j}]`; keep it on one entry only."),
-        format!("別名 `{alias}` は `{list}[{j}]` でも使われています。どちらか 1 つにだけ残してください。"),
-    )
-}
-
-fn unknown_target(to: &str, lang: Language) -> String {
-    lang.pick(
-        format!("`{to}` is not a document ID in the index; fix the ID or add the document."),
-        format!("`{to}` は索引の文書の ID にありません。ID を直すか、文書を索引に足してください。"),
-    )
+/// `a/b.md` for `a/b.html` or `a/b.htm` (any case).
+fn html_twin(target: &str) -> Option<String> {
+    let lower = target.to_ascii_lowercase();
+    let stem = lower.strip_suffix(".html").or_else(|| lower.strip_suffix(".htm"))?;
+    Some(format!("{}.md", &target[..stem.len()]))
 }
 
 /// `broken_link` and `missing_anchor` of one document, by line.
-fn links(ws: &Workspace, cache: &DocCache, path: &str, lang: Language, out: &mut Vec<Issue>) {
-    let info = cache.get(ws, path);
-    if info.problem.is_some() {
-        return;
-    }
+fn links(input: &CheckInput, path: &str, lang: Language, out: &mut Vec<Issue>) {
+    let Some(info) = input.docs.get(path).filter(|i| i.problem.is_none()) else { return };
     let mut records: Vec<&crate::links::LinkRecord> = info.links.links.iter().collect();
     records.sort_by_key(|l| l.line);
+    let exists = |p: &str| input.exists.get(p).copied().unwrap_or(false);
     for link in records {
-        let broken = |target: &str| {
-            lang.pick(
-                format!("Link target `{target}` does not exist; fix the link or restore the file."),
-                format!("リンク先 `{target}` がありません。リンクを直すか、ファイルを戻してください。"),
-            )
+        let mut issue = |kind: &'static str, message: String| {
+            out.push(Issue { file: path.to_owned(), at: link.line.to_string(), kind, message });
         };
-        match resolve(path, &link.raw) {
-            Target::External(_) => {}
-            Target::Invalid { .. } => out.push(Issue {
-                file: path.to_owned(),
-                at: link.line.to_string(),
-                kind: "broken_link",
-                message: broken(&link.raw),
-            }),
-            Target::Local { path: target, fragment } => {
-                let mut target = target;
-                let mut exists = file_exists(ws, &target);
-                if !exists {
-                    let lower = target.to_ascii_lowercase();
-                    let stem = lower
-                        .strip_suffix(".html")
-                        .or_else(|| lower.strip_suffix(".htm"))
-                        .map(|s| target[..s.len()].to_owned());
-                    if let Some(md) = stem.map(|s| format!("{s}.md"))
-                        && file_exists(ws, &md)
-                    {
-                        target = md;
-                        exists = true;
-                    }
-                }
-                if !exists {
-                    out.push(Issue {
-                        file: path.to_owned(),
-                        at: link.line.to_string(),
-                        kind: "broken_link",
-                        message: broken(&target),
-                    });
-                    continue;
-                }
-                let Some(fragment) = fragment.filter(|f| !f.is_empty()) else { continue };
-                if !target.to_ascii_lowercase().ends_with(".md") {
-                    continue;
-                }
-                let anchors = &cache.get(ws, &target).links.anchors;
-                let lower = fragment.to_lowercase();
-                if !anchors.iter().any(|a| *a == fragment || a.to_lowercase() == lower) {
-                    out.push(Issue {
-                        file: path.to_owned(),
-                        at: link.line.to_string(),
-                        kind: "missing_anchor",
-                        message: lang.pick(
-                            format!("`{target}` has no heading or anchor `#{fragment}`; fix the link or the heading."),
-                            format!("`{target}` に見出しかアンカー `#{fragment}` がありません。リンクか見出しを直してください。"),
-                        ),
-                    });
-                }
+        let (target, fragment) = match resolve(path, &link.raw) {
+            Target::External(_) => continue,
+            Target::Invalid { .. } => {
+                issue("broken_link", msg!(lang, BrokenLink, target = link.raw));
+                continue;
             }
+            Target::Local { path: target, fragment } => (target, fragment),
+        };
+        let target = match html_twin(&target).filter(|twin| !exists(&target) && exists(twin)) {
+            Some(twin) => twin,
+            None if exists(&target) => target,
+            None => {
+                issue("broken_link", msg!(lang, BrokenLink, target));
+                continue;
+            }
+        };
+        let Some(fragment) = fragment.filter(|f| !f.is_empty()) else { continue };
+        if !target.to_ascii_lowercase().ends_with(".md") {
+            continue;
         }
-    }
-}
-
-fn file_exists(ws: &Workspace, path: &str) -> bool {
-    match ws.rel_path(path, PathContext::Any).and_then(|r| ws.stat(&r)) {
-        Ok(_) => true,
-        // A folder exists too.
-        Err(e) => e.code == ErrorCode::UnsupportedFormat,
+        let anchors = input.docs.get(&target).map(|i| i.links.anchors.as_slice()).unwrap_or_default();
+        let lower = fragment.to_lowercase();
+        if !anchors.iter().any(|a| *a == fragment || a.to_lowercase() == lower) {
+            issue("missing_anchor", msg!(lang, MissingAnchor, target, fragment));
+        }
     }
 }
 
@@ -550,16 +504,10 @@ fn missed_changes(
     let ids: Vec<&str> = index.docs.iter().map(|d| d.id.as_str()).collect();
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     for (a, d) in index.docs.iter().enumerate() {
-        for r in &d.related {
-            if r.kind.as_deref() != Some("change_together") {
-                continue;
-            }
+        for r in d.related.iter().filter(|r| r.kind.as_deref() == Some("change_together")) {
             let Some(b) = ids.iter().position(|id| *id == r.to) else { continue };
-            if a == b {
-                continue;
-            }
             let pair = (a.min(b), a.max(b));
-            if !pairs.contains(&pair) {
+            if a != b && !pairs.contains(&pair) {
                 pairs.push(pair);
             }
         }
@@ -598,16 +546,13 @@ fn missed_changes(
             .related
             .get(k)
             .and_then(|r| r.when.clone())
-            .unwrap_or_else(|| lang.pick("no condition recorded", "条件の記載なし").to_owned());
+            .unwrap_or_else(|| Msg::NoCondition.text(lang));
         let (c, u) = (&index.docs[changed_doc].path, &index.docs[other].path);
         out.push(Issue {
             file: file.to_owned(),
             at: format!("docs[{holder}].related[{k}]"),
             kind: "missed_change_together",
-            message: lang.pick(
-                format!("`{c}` changed since `{base}` but `{u}`, which must change together with it ({when}), did not; update `{u}` or undo the change."),
-                format!("`{base}` から `{c}` は変わりましたが、一緒に直す `{u}`（{when}）は変わっていません。`{u}` も直すか、変更を戻してください。"),
-            ),
+            message: msg!(lang, MissedChangeTogether, changed = c, unchanged = u, when, base),
         });
     }
 }

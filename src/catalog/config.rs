@@ -22,6 +22,7 @@ use std::path::{Component, Path, PathBuf};
 
 use yaml_serde::{Mapping, Value};
 
+use super::messages::{Msg, msg};
 use super::{ISSUE_KINDS, Language};
 use crate::error::{Error, ErrorCode, Result};
 use crate::workspace::{GlobFilter, PathContext, Workspace};
@@ -153,25 +154,13 @@ impl CatalogSettings {
 
     /// `build`, or `NOT_FOUND` (E28) when the section is absent.
     pub fn build_settings(&self) -> Result<&BuildSettings> {
-        self.build.as_ref().ok_or_else(|| {
-            Error::not_found(self.language.pick(
-                "The catalog configuration has no `build` section; add build.include (and optionally out and title).",
-                "設定に build がありません。build.include（と必要なら out・title）を書いてください。",
-            ))
-        })
+        self.build.as_ref().ok_or_else(|| Error::not_found(Msg::NoBuildSection.text(self.language)))
     }
 }
 
 /// E5: the configuration has no `index` setting.
 pub fn no_index_message(language: Language, file: &str) -> String {
-    match language {
-        Language::En => format!(
-            "The catalog configuration `{file}` has no `index`; set index to the path of the index file."
-        ),
-        Language::Ja => {
-            format!("設定 `{file}` に index がありません。index に索引のファイルを書いてください。")
-        }
-    }
+    msg!(language, NoIndexSetting, path = file)
 }
 
 /// One problem of a catalog configuration (`kb_check`: `config_error` or `missing_index`).
@@ -187,6 +176,13 @@ pub struct SettingsProblem {
     pub code: ErrorCode,
     /// Whether the setting is unusable (tools fail; `kb_check` stops after phase 1).
     pub fatal: bool,
+}
+
+impl SettingsProblem {
+    /// A `config_error`.
+    fn config_error(key: String, message: String, code: ErrorCode, fatal: bool) -> SettingsProblem {
+        SettingsProblem { kind: "config_error", key, message, code, fatal }
+    }
 }
 
 /// What [`inspect_settings`] found.
@@ -230,10 +226,8 @@ pub fn no_configuration(env: &SettingsEnv<'_>) -> Error {
         .enumerate()
         .map(|(i, _)| if i == 0 { "`.`".to_owned() } else { format!("`{}`", vec![".."; i].join("/")) })
         .collect();
-    Error::not_found(format!(
-        "No catalog configuration was found (searched the `catalog` section of the server configuration and `mdmark.config.yaml` in {}); run `local-vector-search-mcp init` to create one.",
-        folders.join(", ")
-    ))
+    // The language is not known without a configuration: English.
+    Error::not_found(msg!(Language::En, NoConfiguration, folders = folders.join(", ")))
 }
 
 /// A configuration that was found and parsed, before interpretation.
@@ -258,9 +252,7 @@ fn locate(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Source>>
         let bytes = match env.workspace.read_bytes(&rel, MAX_CONFIG_BYTES) {
             Ok(b) => b,
             Err(e) if e.code == ErrorCode::NotFound => {
-                return Err(Error::not_found(format!(
-                    "Configuration file `{rel}` was not found; pass an existing root-relative path or omit config."
-                )));
+                return Err(Error::not_found(msg!(Language::En, ConfigFileMissing, path = rel)));
             }
             Err(e) => return Err(e),
         };
@@ -349,22 +341,23 @@ fn read_limited(path: &Path, shown: &str) -> Result<Vec<u8>> {
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(Error::new(
             ErrorCode::UnsupportedFormat,
-            format!(
-                "Configuration file `{shown}` is larger than 1 MiB; keep only the catalog settings in it."
-            ),
+            msg!(Language::En, ConfigTooLarge, path = shown),
         ));
     }
     Ok(bytes)
 }
 
-/// Parses YAML; a syntax error is E3.
+/// Parses YAML; a syntax error is E3 (in English: the file's `language` cannot be read).
 fn parse_yaml(bytes: &[u8], shown: &str) -> Result<Value> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     yaml_serde::from_slice::<Value>(bytes).map_err(|e| {
         let line = e.location().map_or(1, |l| l.line());
-        Error::invalid_argument(format!(
-            "Configuration file `{shown}` is not valid YAML at line {line} ({}); fix the syntax.",
-            yaml_detail(&e)
+        Error::invalid_argument(msg!(
+            Language::En,
+            ConfigNotYaml,
+            path = shown,
+            line,
+            detail = yaml_detail(&e)
         ))
     })
 }
@@ -386,32 +379,46 @@ struct Reader<'a> {
     problems: Vec<SettingsProblem>,
 }
 
+/// The keys read so far, in file order.
+#[derive(Default)]
+struct Keys {
+    index: Option<String>,
+    /// Whether `index` is present and not null (else `missing_index`).
+    index_present: bool,
+    scan: Option<Vec<String>>,
+    check_ignore: Vec<String>,
+    html: HtmlSettings,
+    build: Option<BuildSettings>,
+}
+
 impl Reader<'_> {
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.source.key_prefix)
     }
 
-    fn problem(&mut self, key: &str, code: ErrorCode, fatal: bool, problem: (&str, &str), fix: (&str, &str)) {
+    /// A `config_error` (E4): `Setting `{key}` {problem}; {fix}.`.
+    fn problem(&mut self, key: &str, code: ErrorCode, fatal: bool, problem: String, fix: String) {
         let key = self.key(key);
-        let message = match self.language {
-            Language::En => format!("Setting `{key}` {}; {}.", problem.0, fix.0),
-            Language::Ja => format!("設定の `{key}` が{}。{}。", problem.1, fix.1),
-        };
-        self.problems.push(SettingsProblem { kind: "config_error", key, message, code, fatal });
+        let message = msg!(self.language, SettingProblem, key, problem, fix);
+        self.problems.push(SettingsProblem::config_error(key, message, code, fatal));
     }
 
-    fn wrong_type(&mut self, key: &str, expected: (&str, &str), value: &Value, example: &str) {
-        let found = kind_of(value);
-        self.problem(
-            key,
-            ErrorCode::InvalidArgument,
-            true,
-            (
-                &format!("must be {}, not {}", expected.0, found.0),
-                &format!("{}ではありません（{}です）", expected.1, found.1),
-            ),
-            (&format!("write {example}"), &format!("{example} のように書いてください")),
-        );
+    /// A fatal `INVALID_ARGUMENT` problem.
+    fn refuse(&mut self, key: &str, problem: String, fix: Msg) {
+        let fix = fix.text(self.language);
+        self.problem(key, ErrorCode::InvalidArgument, true, problem, fix);
+    }
+
+    /// An `INVALID_ARGUMENT` problem whose texts have no arguments.
+    fn invalid(&mut self, key: &str, fatal: bool, problem: Msg, fix: Msg) {
+        let lang = self.language;
+        self.problem(key, ErrorCode::InvalidArgument, fatal, problem.text(lang), fix.text(lang));
+    }
+
+    fn wrong_type(&mut self, key: &str, expected: Msg, value: &Value, example: &str) {
+        let lang = self.language;
+        let problem = msg!(lang, MustBe, expected = expected.text(lang), found = kind_of(value).text(lang));
+        self.problem(key, ErrorCode::InvalidArgument, true, problem, msg!(lang, WriteExample, example));
     }
 
     /// A string setting, or `None` (absent/null, or wrong type: a problem).
@@ -421,7 +428,7 @@ impl Reader<'_> {
             Some(v) => match scalar_string(v) {
                 Some(s) => Some(s),
                 None => {
-                    self.wrong_type(full, ("a string", "文字列"), v, example);
+                    self.wrong_type(full, Msg::KindString, v, example);
                     None
                 }
             },
@@ -433,7 +440,7 @@ impl Reader<'_> {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
             Some(v) => {
-                self.wrong_type(full, ("true or false", "true か false"), v, "true");
+                self.wrong_type(full, Msg::ExpectBool, v, "true");
                 None
             }
         }
@@ -441,29 +448,22 @@ impl Reader<'_> {
 
     /// A list of strings (a single string counts as a list of one).
     fn strings(&mut self, map: &Mapping, key: &str, full: &str, example: &str) -> Option<Vec<String>> {
-        match map.get(key) {
-            None | Some(Value::Null) => None,
-            Some(Value::Sequence(items)) => {
-                let mut out = Vec::new();
-                for item in items {
-                    match scalar_string(item) {
-                        Some(s) => out.push(s),
-                        None => {
-                            self.wrong_type(full, ("a list of strings", "文字列の並び"), item, example);
-                            return None;
-                        }
-                    }
-                }
-                Some(out)
-            }
-            Some(v) => match scalar_string(v) {
-                Some(s) => Some(vec![s]),
+        let items = match map.get(key) {
+            None | Some(Value::Null) => return None,
+            Some(Value::Sequence(items)) => items.iter().collect(),
+            Some(v) => vec![v],
+        };
+        let mut out = Vec::new();
+        for item in items {
+            match scalar_string(item) {
+                Some(s) => out.push(s),
                 None => {
-                    self.wrong_type(full, ("a list of strings", "文字列の並び"), v, example);
-                    None
+                    self.wrong_type(full, Msg::KindStrings, item, example);
+                    return None;
                 }
-            },
+            }
         }
+        Some(out)
     }
 
     /// A mapping section, or `None` (absent/null, or wrong type: a problem).
@@ -472,7 +472,7 @@ impl Reader<'_> {
             None | Some(Value::Null) => None,
             Some(Value::Mapping(m)) => Some(m),
             Some(v) => {
-                self.wrong_type(key, ("a mapping", "キーと値の組"), v, &format!("{key}: {{…}}"));
+                self.wrong_type(key, Msg::KindMapping, v, &format!("{key}: {{…}}"));
                 None
             }
         }
@@ -480,30 +480,15 @@ impl Reader<'_> {
 
     /// Resolves a path setting; outside the root, or refused by the guard: a fatal problem.
     fn path(&mut self, key: &str, text: &str) -> Option<String> {
+        let lang = self.language;
         let Some(rel) = resolve_in_root(self.env.workspace, &self.source.base, text) else {
-            self.problem(
-                key,
-                ErrorCode::InvalidPath,
-                true,
-                (
-                    &format!("(`{text}`) resolves outside the root"),
-                    &format!("（`{text}`）はルートの外を指しています"),
-                ),
-                ("use a path inside the knowledge-base root", "ルートの中のパスにしてください"),
-            );
+            let problem = msg!(lang, ResolvesOutside, path = text);
+            self.problem(key, ErrorCode::InvalidPath, true, problem, Msg::UsePathInside.text(lang));
             return None;
         };
         if rel.is_empty() || self.env.workspace.rel_path(&rel, PathContext::Any).is_err() {
-            self.problem(
-                key,
-                ErrorCode::InvalidPath,
-                true,
-                (&format!("(`{rel}`) is refused by the path guard"), &format!("（`{rel}`）はパスの決まりに合いません")),
-                (
-                    "use a plain path that is not inside .git or the index folder and passes no symbolic link",
-                    ".git や索引のフォルダの外の、リンクを通らないパスにしてください",
-                ),
-            );
+            let problem = msg!(lang, RefusedByGuard, path = rel);
+            self.problem(key, ErrorCode::InvalidPath, true, problem, Msg::UsePlainPath.text(lang));
             return None;
         }
         Some(rel)
@@ -511,34 +496,19 @@ impl Reader<'_> {
 
     /// Resolves and compiles globs; a bad one is a fatal problem.
     fn globs(&mut self, key: &str, patterns: &[String]) -> Option<Vec<String>> {
+        let lang = self.language;
         let mut out = Vec::new();
         for p in patterns {
             let resolved =
                 resolve_in_root(self.env.workspace, &self.source.base, p).filter(|r| !r.is_empty());
             let Some(resolved) = resolved else {
-                self.problem(
-                    key,
-                    ErrorCode::InvalidPath,
-                    true,
-                    (
-                        &format!("(`{p}`) resolves outside the root"),
-                        &format!("（`{p}`）はルートの外を指しています"),
-                    ),
-                    ("use a pattern inside the knowledge-base root", "ルートの中のパターンにしてください"),
-                );
+                let problem = msg!(lang, ResolvesOutside, path = p);
+                self.problem(key, ErrorCode::InvalidPath, true, problem, Msg::UsePatternInside.text(lang));
                 return None;
             };
             if GlobFilter::new(std::slice::from_ref(&resolved), &[]).is_err() {
-                self.problem(
-                    key,
-                    ErrorCode::InvalidArgument,
-                    true,
-                    (
-                        &format!("has `{p}`, which is not a valid glob"),
-                        &format!("`{p}` はグロブとして読めません"),
-                    ),
-                    ("fix the pattern", "パターンを直してください"),
-                );
+                let problem = msg!(lang, NotAGlobSetting, pattern = p);
+                self.problem(key, ErrorCode::InvalidArgument, true, problem, Msg::FixThePattern.text(lang));
                 return None;
             }
             out.push(resolved);
@@ -546,6 +516,7 @@ impl Reader<'_> {
         Some(out)
     }
 
+    /// Unknown keys of a section (reported only for a `catalog:` section).
     fn unknown(&mut self, map: &Mapping, known: &[&str], prefix: &str) {
         if !self.source.report_unknown {
             return;
@@ -553,249 +524,194 @@ impl Reader<'_> {
         for k in map.keys() {
             let name = scalar_string(k).unwrap_or_else(|| "?".to_owned());
             if !known.contains(&name.as_str()) {
-                self.problem(
-                    &format!("{prefix}{name}"),
-                    ErrorCode::InvalidArgument,
-                    false,
-                    ("is unknown", "は知らない設定です"),
-                    ("remove it or fix its spelling", "消すか、綴りを直してください"),
-                );
+                self.invalid(&format!("{prefix}{name}"), false, Msg::IsUnknown, Msg::RemoveOrRespell);
             }
         }
+    }
+
+    /// The section is not a mapping: one fatal problem.
+    fn not_a_mapping(&mut self, found: &Value) {
+        let key = self.source.key_prefix.trim_end_matches('.');
+        let shown = if key.is_empty() { "(top level)" } else { key };
+        let lang = self.language;
+        let message = msg!(lang, SectionNotMapping, key = shown, found = kind_of(found).text(lang));
+        self.problems.push(SettingsProblem::config_error(
+            shown.to_owned(),
+            message,
+            ErrorCode::InvalidArgument,
+            true,
+        ));
+    }
+
+    /// One top-level key, in file order.
+    fn read_key(&mut self, map: &Mapping, key: &str, root_name: &str, keys: &mut Keys) {
+        match key {
+            "index" => {
+                keys.index_present = !matches!(map.get("index"), None | Some(Value::Null));
+                if let Some(text) = self.string(map, "index", "index", "index: index.yaml") {
+                    keys.index = self.path("index", &text);
+                }
+            }
+            "language" => self.check_language(map),
+            "scan" => {
+                if let Some(list) = self.strings(map, "scan", "scan", "scan: [\"docs/**/*.md\"]") {
+                    keys.scan = self.globs("scan", &list);
+                }
+            }
+            "check" => {
+                if let Some(check) = self.section(map, "check") {
+                    self.unknown(check, &["ignore"], "check.");
+                    self.read_check(check, &mut keys.check_ignore);
+                }
+            }
+            "html" => {
+                if let Some(h) = self.section(map, "html") {
+                    self.unknown(h, &["lang", "toc", "tocDepth", "highlight"], "html.");
+                    self.read_html(h, &mut keys.html);
+                }
+            }
+            "build" => {
+                if let Some(b) = self.section(map, "build") {
+                    self.unknown(b, &["include", "exclude", "out", "title"], "build.");
+                    keys.build = read_build(self, b, root_name);
+                }
+            }
+            other => {
+                if self.source.report_unknown {
+                    self.invalid(other, false, Msg::IsUnknown, Msg::RemoveOrRespell);
+                }
+            }
+        }
+    }
+
+    fn check_language(&mut self, map: &Mapping) {
+        let Some(v) = map.get("language").filter(|v| !v.is_null()) else { return };
+        if !matches!(scalar_string(v).as_deref(), Some("en" | "ja")) {
+            self.refuse("language", msg!(self.language, NotALanguage, value = plain(v)), Msg::UseEnOrJa);
+        }
+    }
+
+    /// `check.ignore`: known kinds are kept, unknown ones are non-fatal problems.
+    fn read_check(&mut self, check: &Mapping, ignore: &mut Vec<String>) {
+        let Some(kinds) = self.strings(check, "ignore", "check.ignore", "ignore: [unindexed_doc]") else {
+            return;
+        };
+        for kind in kinds {
+            if ISSUE_KINDS.contains(&kind.as_str()) {
+                ignore.push(kind);
+            } else {
+                let problem = msg!(self.language, NotAnIssueKind, kind);
+                let fix = Msg::UseIssueKinds.text(self.language);
+                self.problem("check.ignore", ErrorCode::InvalidArgument, false, problem, fix);
+            }
+        }
+    }
+
+    /// `html.*`.
+    fn read_html(&mut self, h: &Mapping, html: &mut HtmlSettings) {
+        let lang = self.language;
+        if let Some(value) = self.string(h, "lang", "html.lang", "lang: ja") {
+            if value == "auto" {
+                html.lang = HtmlLang::Auto;
+            } else if is_language_tag(&value) {
+                html.lang = HtmlLang::Tag(value);
+            } else {
+                self.refuse("html.lang", msg!(lang, NotALanguageTag, value), Msg::UseLanguageTag);
+            }
+        }
+        if let Some(b) = self.boolean(h, "toc", "html.toc") {
+            html.toc = b;
+        }
+        if let Some(v) = h.get("tocDepth").filter(|v| !v.is_null()) {
+            match v.as_u64() {
+                Some(d @ 2..=6) => html.toc_depth = d as u8,
+                _ => {
+                    self.refuse("html.tocDepth", msg!(lang, NotTocDepth, value = plain(v)), Msg::UseTocDepth);
+                }
+            }
+        }
+        if let Some(b) = self.boolean(h, "highlight", "html.highlight") {
+            html.highlight = b;
+        }
+    }
+
+    /// The settings from the keys read, or `None` when a problem is fatal.
+    fn finish(mut self, keys: Keys) -> Inspected {
+        let source = self.source;
+        if !keys.index_present {
+            let message = no_index_message(self.language, &source.file);
+            self.problems.push(SettingsProblem {
+                kind: "missing_index",
+                key: self.key("index"),
+                message,
+                code: ErrorCode::NotFound,
+                fatal: false,
+            });
+        }
+        let fatal = self.problems.iter().any(|p| p.fatal);
+        let scan =
+            keys.scan.unwrap_or_else(|| keys.build.as_ref().map(|b| b.include.clone()).unwrap_or_default());
+        let settings = (!fatal).then(|| CatalogSettings {
+            origin: source.origin.clone(),
+            file: source.file.clone(),
+            key_prefix: source.key_prefix,
+            index: keys.index,
+            language: self.language,
+            scan,
+            check_ignore: keys.check_ignore,
+            html: keys.html,
+            build: keys.build,
+        });
+        Inspected { settings, file: source.file.clone(), problems: self.problems }
+    }
+}
+
+/// `language` first, so every message uses it (an unusable value is reported in English).
+fn declared_language(section: &Value) -> Language {
+    match section.as_mapping().and_then(|m| m.get("language")).and_then(scalar_string).as_deref() {
+        Some("ja") => Language::Ja,
+        _ => Language::En,
     }
 }
 
 /// Interprets a located configuration.
 fn interpret(env: &SettingsEnv<'_>, source: Source) -> Inspected {
     let empty = Mapping::new();
-    let mut language = Language::En;
-    // `language` first, so every message below uses it.
-    if let Value::Mapping(m) = &source.section
-        && let Some(v) = m.get("language")
-        && let Some(s) = scalar_string(v)
-    {
-        match s.as_str() {
-            "ja" => language = Language::Ja,
-            _ => language = Language::En,
-        }
-    }
-    let mut r = Reader { env, source: &source, language, problems: Vec::new() };
+    let mut r =
+        Reader { env, source: &source, language: declared_language(&source.section), problems: Vec::new() };
     let map = match &source.section {
         Value::Mapping(m) => m,
         Value::Null => &empty,
         other => {
-            let key = source.key_prefix.trim_end_matches('.');
-            let shown = if key.is_empty() { "(top level)" } else { key };
-            let found = kind_of(other);
-            let message = match language {
-                Language::En => format!(
-                    "Setting `{shown}` must be a mapping of catalog settings, not {}; write keys such as index: index.yaml.",
-                    found.0
-                ),
-                Language::Ja => {
-                    format!(
-                        "設定の `{shown}` がキーと値の組ではありません（{}です）。index: index.yaml のように書いてください。",
-                        found.1
-                    )
-                }
-            };
-            r.problems.push(SettingsProblem {
-                kind: "config_error",
-                key: shown.to_owned(),
-                message,
-                code: ErrorCode::InvalidArgument,
-                fatal: true,
-            });
+            r.not_a_mapping(other);
             return Inspected { settings: None, file: source.file.clone(), problems: r.problems };
         }
     };
-
-    // Keys in the order they are written in the file, so problems come in file order.
-    let mut index = None;
-    let mut index_present = false;
-    let mut scan = None;
-    let mut check_ignore = Vec::new();
-    let mut html = HtmlSettings::default();
-    let mut build = None;
     let root_name = env
         .workspace
         .root()
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "Documentation".to_owned());
+    // Keys in the order they are written in the file, so problems come in file order.
+    let mut keys = Keys::default();
     for key in map.keys() {
-        let Some(key) = key.as_str() else {
-            r.unknown(map, &[], "");
-            continue;
-        };
-        match key {
-            "index" => {
-                index_present = !matches!(map.get("index"), None | Some(Value::Null));
-                if let Some(text) = r.string(map, "index", "index", "index: index.yaml") {
-                    index = r.path("index", &text);
-                }
-            }
-            "language" => match map.get("language") {
-                None | Some(Value::Null) => {}
-                Some(v) => match scalar_string(v).as_deref() {
-                    Some("en" | "ja") => {}
-                    _ => r.problem(
-                        "language",
-                        ErrorCode::InvalidArgument,
-                        true,
-                        (
-                            &format!("is `{}`, which is not a supported language", plain(v)),
-                            &format!("`{}` で、使えない言語です", plain(v)),
-                        ),
-                        ("use en or ja", "en か ja にしてください"),
-                    ),
-                },
-            },
-            "scan" => {
-                if let Some(list) = r.strings(map, "scan", "scan", "scan: [\"docs/**/*.md\"]") {
-                    scan = r.globs("scan", &list);
-                }
-            }
-            "check" => {
-                if let Some(check) = r.section(map, "check") {
-                    r.unknown(check, &["ignore"], "check.");
-                    if let Some(kinds) = r.strings(check, "ignore", "check.ignore", "ignore: [unindexed_doc]")
-                    {
-                        for kind in kinds {
-                            if ISSUE_KINDS.contains(&kind.as_str()) {
-                                check_ignore.push(kind);
-                            } else {
-                                r.problem(
-                                    "check.ignore",
-                                    ErrorCode::InvalidArgument,
-                                    false,
-                                    (
-                                        &format!("names `{kind}`, which is not an issue kind"),
-                                        &format!("`{kind}` を挙げていますが、これは点検の種類にありません"),
-                                    ),
-                                    (
-                                        "use kinds that kb_check reports, such as unindexed_doc",
-                                        "unindexed_doc など、kb_check が報告する種類にしてください",
-                                    ),
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-            "html" => {
-                if let Some(h) = r.section(map, "html") {
-                    r.unknown(h, &["lang", "toc", "tocDepth", "highlight"], "html.");
-                    if let Some(lang) = r.string(h, "lang", "html.lang", "lang: ja") {
-                        if lang == "auto" {
-                            html.lang = HtmlLang::Auto;
-                        } else if is_language_tag(&lang) {
-                            html.lang = HtmlLang::Tag(lang);
-                        } else {
-                            r.problem(
-                                "html.lang",
-                                ErrorCode::InvalidArgument,
-                                true,
-                                (
-                                    &format!("is `{lang}`, which is not auto or a BCP 47 language tag"),
-                                    &format!("`{lang}` で、auto でも BCP 47 の言語タグでもありません"),
-                                ),
-                                (
-                                    "use auto, ja, en or another language tag",
-                                    "auto・ja・en などにしてください",
-                                ),
-                            );
-                        }
-                    }
-                    if let Some(b) = r.boolean(h, "toc", "html.toc") {
-                        html.toc = b;
-                    }
-                    match h.get("tocDepth") {
-                        None | Some(Value::Null) => {}
-                        Some(v) => match v.as_u64() {
-                            Some(d @ 2..=6) => html.toc_depth = d as u8,
-                            _ => r.problem(
-                                "html.tocDepth",
-                                ErrorCode::InvalidArgument,
-                                true,
-                                (
-                                    &format!("is `{}`, not an integer from 2 to 6", plain(v)),
-                                    &format!("`{}` で、2 から 6 の整数ではありません", plain(v)),
-                                ),
-                                (
-                                    "write a heading level from 2 to 6",
-                                    "2 から 6 の見出しの深さにしてください",
-                                ),
-                            ),
-                        },
-                    }
-                    if let Some(b) = r.boolean(h, "highlight", "html.highlight") {
-                        html.highlight = b;
-                    }
-                }
-            }
-            "build" => {
-                if let Some(b) = r.section(map, "build") {
-                    r.unknown(b, &["include", "exclude", "out", "title"], "build.");
-                    build = read_build(&mut r, b, &root_name);
-                }
-            }
-            other => {
-                if r.source.report_unknown {
-                    r.problem(
-                        other,
-                        ErrorCode::InvalidArgument,
-                        false,
-                        ("is unknown", "は知らない設定です"),
-                        ("remove it or fix its spelling", "消すか、綴りを直してください"),
-                    );
-                }
-            }
+        match key.as_str() {
+            Some(key) => r.read_key(map, key, &root_name, &mut keys),
+            None => r.unknown(map, &[], ""),
         }
     }
-    if !index_present {
-        let message = no_index_message(language, &source.file);
-        r.problems.push(SettingsProblem {
-            kind: "missing_index",
-            key: r.key("index"),
-            message,
-            code: ErrorCode::NotFound,
-            fatal: false,
-        });
-    }
-    let fatal = r.problems.iter().any(|p| p.fatal);
-    let scan =
-        scan.unwrap_or_else(|| build.as_ref().map(|b: &BuildSettings| b.include.clone()).unwrap_or_default());
-    let settings = (!fatal).then(|| CatalogSettings {
-        origin: source.origin.clone(),
-        file: source.file.clone(),
-        key_prefix: source.key_prefix,
-        index,
-        language,
-        scan,
-        check_ignore,
-        html,
-        build,
-    });
-    Inspected { settings, file: source.file.clone(), problems: r.problems }
+    r.finish(keys)
 }
 
 fn read_build(r: &mut Reader<'_>, b: &Mapping, root_name: &str) -> Option<BuildSettings> {
+    let lang = r.language;
     let include = match r.strings(b, "include", "build.include", "include: [\"docs/**/*.md\"]") {
         Some(list) if !list.is_empty() => r.globs("build.include", &list)?,
         Some(_) | None => {
             let missing = matches!(b.get("include"), None | Some(Value::Null));
             if missing || matches!(b.get("include"), Some(Value::Sequence(s)) if s.is_empty()) {
-                r.problem(
-                    "build.include",
-                    ErrorCode::InvalidArgument,
-                    true,
-                    ("is missing or empty", "がないか空です"),
-                    (
-                        "list the documents to combine, such as [\"docs/**/*.md\"]",
-                        "[\"docs/**/*.md\"] のように、まとめる文書を書いてください",
-                    ),
-                );
+                r.invalid("build.include", true, Msg::MissingOrEmpty, Msg::ListDocsToCombine);
             }
             return None;
         }
@@ -809,19 +725,8 @@ fn read_build(r: &mut Reader<'_>, b: &Mapping, root_name: &str) -> Option<BuildS
         .unwrap_or_else(|| DEFAULT_BUILD_OUT.to_owned());
     let lower = out_text.to_lowercase();
     if !(lower.ends_with(".html") || lower.ends_with(".htm")) {
-        r.problem(
-            "build.out",
-            ErrorCode::UnsupportedFormat,
-            true,
-            (
-                &format!("(`{out_text}`) does not end in .html or .htm"),
-                &format!("（`{out_text}`）が .html でも .htm でも終わりません"),
-            ),
-            (
-                "name an .html file such as dist/docs.html",
-                "dist/docs.html のような .html のファイルにしてください",
-            ),
-        );
+        let problem = msg!(lang, NotHtmlName, path = out_text);
+        r.problem("build.out", ErrorCode::UnsupportedFormat, true, problem, Msg::UseHtmlName.text(lang));
         return None;
     }
     let out = r.path("build.out", &out_text)?;
@@ -872,20 +777,21 @@ fn plain(v: &Value) -> String {
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".to_owned(),
-        _ => kind_of(v).0.to_owned(),
+        // The kind in English in both languages, as the value itself is shown.
+        _ => kind_of(v).text(Language::En),
     }
 }
 
-/// The kind of a YAML value, in English and Japanese.
-pub(crate) fn kind_of(v: &Value) -> (&'static str, &'static str) {
+/// The kind of a YAML value (`a list`, `並び`).
+pub(crate) fn kind_of(v: &Value) -> Msg {
     match v {
-        Value::Null => ("null", "null"),
-        Value::Bool(_) => ("a boolean", "真偽値"),
-        Value::Number(_) => ("a number", "数"),
-        Value::String(_) => ("a string", "文字列"),
-        Value::Sequence(_) => ("a list", "並び"),
-        Value::Mapping(_) => ("a mapping", "キーと値の組"),
-        Value::Tagged(_) => ("a tagged value", "タグ付きの値"),
+        Value::Null => Msg::KindNull,
+        Value::Bool(_) => Msg::KindBool,
+        Value::Number(_) => Msg::KindNumber,
+        Value::String(_) => Msg::KindString,
+        Value::Sequence(_) => Msg::KindList,
+        Value::Mapping(_) => Msg::KindMapping,
+        Value::Tagged(_) => Msg::KindTagged,
     }
 }
 

@@ -16,8 +16,9 @@ use yaml_serde::Value;
 
 use super::config::{CatalogSettings, yaml_detail};
 use super::index::{Index, MAX_INDEX_BYTES, PathBase, Validated, validate};
+use super::messages::{Msg, msg};
 use super::{Language, norm};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, ErrorDetail, Result};
 use crate::links::{DocLinks, extract};
 use crate::markdown::{Document, prose_text};
 use crate::workspace::{PathContext, RelPath, Workspace};
@@ -45,8 +46,10 @@ pub struct DocInfo {
 pub enum FileProblem {
     /// It does not exist.
     Missing,
-    /// Refused by the guard (link on the way) or not a regular file.
-    Invalid,
+    /// Refused by the path guard (a symbolic link on the way).
+    Refused,
+    /// Not a regular file (a folder, a link at the end).
+    NotRegular,
     /// Not readable (permissions, not UTF-8, too large).
     Unreadable,
 }
@@ -70,14 +73,14 @@ impl DocCache {
     pub fn get(&self, ws: &Workspace, path: &str) -> Arc<DocInfo> {
         let rel = match ws.rel_path(path, PathContext::Any) {
             Ok(r) => r,
-            Err(_) => return Arc::new(DocInfo { problem: Some(FileProblem::Invalid), ..DocInfo::default() }),
+            Err(_) => return Arc::new(DocInfo { problem: Some(FileProblem::Refused), ..DocInfo::default() }),
         };
         let (size, time) = match ws.stat(&rel) {
             Ok(st) => st,
             Err(e) => {
                 let problem = match e.code {
                     ErrorCode::NotFound => FileProblem::Missing,
-                    ErrorCode::InvalidPath | ErrorCode::UnsupportedFormat => FileProblem::Invalid,
+                    ErrorCode::InvalidPath | ErrorCode::UnsupportedFormat => FileProblem::NotRegular,
                     _ => FileProblem::Unreadable,
                 };
                 return Arc::new(DocInfo { problem: Some(problem), ..DocInfo::default() });
@@ -179,14 +182,7 @@ pub enum IndexRead {
 
 /// E6.
 pub fn index_missing_message(language: Language, path: &str) -> String {
-    match language {
-        Language::En => format!(
-            "Index file `{path}` was not found; create it (for example with `local-vector-search-mcp init`) or fix the index setting."
-        ),
-        Language::Ja => format!(
-            "索引のファイル `{path}` がありません。`local-vector-search-mcp init` などで作るか、設定の index を直してください。"
-        ),
-    }
+    msg!(language, IndexMissing, path)
 }
 
 /// Reads the index named by `settings` (E5 when there is no `index` setting).
@@ -223,13 +219,10 @@ fn read_index_uncached(
     let bytes = match ws.read_bytes(rel, MAX_INDEX_BYTES) {
         Ok(b) => b,
         Err(e) if e.code == ErrorCode::NotFound => return Ok(IndexRead::Missing(path)),
-        Err(e) if e.code == ErrorCode::UnsupportedFormat && e.message.contains("larger than") => {
+        Err(e) if e.is(ErrorDetail::TooLarge) => {
             return Err(Error::new(
                 ErrorCode::UnsupportedFormat,
-                settings.language.pick(
-                    format!("Index file `{path}` is larger than 16 MiB; split the catalog or remove entries."),
-                    format!("索引のファイル `{path}` が 16 MiB を超えています。索引を分けるか、項目を減らしてください。"),
-                ),
+                msg!(settings.language, IndexTooLarge, path),
             ));
         }
         Err(e) => return Err(e),
@@ -251,17 +244,7 @@ pub fn parse_index(
         Ok(v) => v,
         Err(e) => {
             let line = e.location().map_or(1, |l| l.line());
-            let detail = yaml_detail(&e);
-            let message = match language {
-                Language::En => {
-                    format!(
-                        "Index file `{path}` is not valid YAML at line {line} ({detail}); fix the syntax."
-                    )
-                }
-                Language::Ja => format!(
-                    "索引のファイル `{path}` の {line} 行目を YAML として読めません（{detail}）。書き方を直してください。"
-                ),
-            };
+            let message = msg!(language, IndexNotYaml, path, line, detail = yaml_detail(&e));
             return IndexRead::InvalidYaml { line, message };
         }
     };
@@ -282,10 +265,7 @@ pub fn load_valid_index(
         IndexRead::Parsed(file) => {
             if !file.validated.violations.is_empty() {
                 return Err(Error::invalid_argument(violation_message(
-                    language.pick(
-                        "The index does not match its schema; fix these entries or run kb_check:",
-                        "索引がスキーマに合いません。次の箇所を直すか、kb_check で確かめてください:",
-                    ),
+                    Msg::IndexSchemaFind,
                     &file.validated.violations,
                     language,
                 )));
@@ -296,9 +276,9 @@ pub fn load_valid_index(
     }
 }
 
-/// A first line and at most 20 violation lines, then "… and N more".
-pub fn violation_message(first: &str, violations: &[super::index::Violation], language: Language) -> String {
-    let mut out = first.to_owned();
+/// A first line (E8 or E9) and at most 20 violation lines, then "… and N more".
+pub fn violation_message(first: Msg, violations: &[super::index::Violation], language: Language) -> String {
+    let mut out = first.text(language);
     for v in violations.iter().take(20) {
         out.push('\n');
         out.push_str(&v.line());
@@ -306,7 +286,7 @@ pub fn violation_message(first: &str, violations: &[super::index::Violation], la
     if violations.len() > 20 {
         let more = violations.len() - 20;
         out.push('\n');
-        out.push_str(&language.pick(format!("… and {more} more"), format!("… ほか {more} 件")));
+        out.push_str(&msg!(language, AndMore, n = more));
     }
     out
 }

@@ -19,6 +19,7 @@
 use yaml_serde::{Mapping, Value};
 
 use super::Language;
+use super::messages::{Msg, msg};
 use crate::error::{Error, ErrorCode, Result};
 
 /// What to do to the target list.
@@ -105,15 +106,10 @@ struct TopKey {
     end: usize,
 }
 
-/// The E24 error.
-pub fn unsupported(language: Language, feature: &str, at: &str) -> Error {
-    Error::new(
-        ErrorCode::UnsupportedFormat,
-        language.pick(
-            format!("The index uses {feature} at `{at}`, which cannot be edited without losing content; rewrite that part in plain block style."),
-            format!("索引の `{at}` は {feature} を使っていて、内容を失わずに書き換えられません。その部分を通常のブロック形式に書き直してください。"),
-        ),
-    )
+/// The E24 error: `feature` (a `Feature…` message) at `at`.
+pub fn unsupported(language: Language, feature: Msg, at: &str) -> Error {
+    let message = msg!(language, NotEditable, feature = feature.text(language), where = at);
+    Error::new(ErrorCode::UnsupportedFormat, message)
 }
 
 /// The key written at the start of `s` (plain or quoted) and the rest after `:`.
@@ -165,11 +161,7 @@ fn top_keys(lines: &[Line], lang: Language) -> Result<Vec<TopKey>> {
             continue;
         }
         if t == "---" || t == "..." {
-            return Err(unsupported(
-                lang,
-                lang.pick("more than one YAML document", "複数の YAML 文書"),
-                "---",
-            ));
+            return Err(unsupported(lang, Msg::FeatureManyDocuments, "---"));
         }
         if l.indent() == 0 && (t == "-" || t.starts_with("- ")) && !keys.is_empty() {
             // A block sequence written at column 0 under its key (`docs:` then `- id: a`).
@@ -183,24 +175,13 @@ fn top_keys(lines: &[Line], lang: Language) -> Result<Vec<TopKey>> {
                     keys.push(TopKey { name, line: i, end: i + 1 });
                 }
                 _ => {
-                    return Err(unsupported(
-                        lang,
-                        lang.pick(
-                            "a top level that is not a block mapping",
-                            "ブロックのマッピングでない最上位",
-                        ),
-                        lang.pick("(top level)", "（最上位）"),
-                    ));
+                    return Err(unsupported(lang, Msg::FeatureTopNotMapping, &Msg::TopLevel.text(lang)));
                 }
             }
         } else if let Some(k) = keys.last_mut() {
             k.end = i + 1;
         } else {
-            return Err(unsupported(
-                lang,
-                lang.pick("a top level that is not a block mapping", "ブロックのマッピングでない最上位"),
-                lang.pick("(top level)", "（最上位）"),
-            ));
+            return Err(unsupported(lang, Msg::FeatureTopNotMapping, &Msg::TopLevel.text(lang)));
         }
     }
     // Sequences written at column 0 under a key (`docs:` then `- id: a`).
@@ -227,11 +208,7 @@ fn list_shape(lines: &[Line], key: &TopKey, lang: Language) -> Result<ListShape>
         "[]" | "null" | "~" | "Null" | "NULL" => return Ok(ListShape::Empty),
         v if v.starts_with('[') => return Ok(ListShape::Flow),
         _ => {
-            return Err(unsupported(
-                lang,
-                lang.pick("an anchor, alias or tag", "アンカー・エイリアス・タグ"),
-                &key.name,
-            ));
+            return Err(unsupported(lang, Msg::FeatureAnchorAliasTag, &key.name));
         }
     }
     let body: Vec<usize> = (key.line + 1..key.end).filter(|&i| lines[i].is_content()).collect();
@@ -244,11 +221,7 @@ fn list_shape(lines: &[Line], key: &TopKey, lang: Language) -> Result<ListShape>
         })
         .collect();
     if starts.first() != Some(&first) {
-        return Err(unsupported(
-            lang,
-            lang.pick("a list that is not a block sequence", "ブロックの並びでないリスト"),
-            &key.name,
-        ));
+        return Err(unsupported(lang, Msg::FeatureNotBlockList, &key.name));
     }
     let mut entries = Vec::new();
     for (n, &s) in starts.iter().enumerate() {
@@ -291,67 +264,83 @@ pub fn splice(text: &str, list: &str, change: &Splice<'_>, lang: Language) -> Re
     let keys = top_keys(&lines, lang)?;
     let step = detect_step(&lines, &keys);
     let Some(key) = keys.iter().find(|k| k.name == list).cloned() else {
-        // New key at the end.
-        let Splice::Add { new } = change else {
-            return Err(Error::internal("the edited list is missing from the index text"));
-        };
-        let mut out = work.clone();
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&format!("{list}:\n"));
-        for l in emit_entry(new, list, step, step + 2, step) {
-            out.push_str(&l);
-            out.push('\n');
-        }
-        return Ok(finish(out, crlf));
+        return append_list(work, list, change, step).map(|out| finish(out, crlf));
     };
-    let shape = list_shape(&lines, &key, lang)?;
-    let entry_col = |entries: &[(usize, usize)]| -> (usize, usize) {
-        entries
-            .first()
-            .map(|&(s, _)| {
-                let l = &lines[s];
-                let after = l.text[l.indent() + 1..].len() - l.text[l.indent() + 1..].trim_start().len();
-                (l.indent(), l.indent() + 1 + after.max(1))
-            })
-            .unwrap_or((step, step + 2))
-    };
-    // The lines of entry `k`; an entry with YAML anchors or aliases is not edited.
-    let editable_entry = |lines: &[Line], entries: &[(usize, usize)], k: usize| -> Result<(usize, usize)> {
-        let &(s, e) = entries.get(k).ok_or_else(|| Error::internal("entry position out of range"))?;
-        if has_anchor(&lines[s..e]) {
-            return Err(unsupported(
-                lang,
-                lang.pick("an anchor or alias", "アンカーかエイリアス"),
-                &format!("{list}[{k}]"),
-            ));
+    let target = Target { list, step, lang };
+    match (list_shape(&lines, &key, lang)?, change) {
+        (ListShape::Block { entries }, change) => target.splice_block(&mut lines, &key, &entries, change)?,
+        (ListShape::Empty, Splice::Add { new }) => target.add_to_empty(&mut lines, &key, new),
+        (ListShape::Flow, _) => {
+            // The caller re-emits flow lists in block style (`reemit_flow`).
+            return Err(Error::internal("a flow-style list reached splice"));
         }
-        Ok((s, e))
+        (ListShape::Empty, _) => return Err(Error::internal("no entry to change in an empty list")),
+    }
+    Ok(finish(join_lines(&lines), crlf))
+}
+
+/// The list is not in the text yet: a new key at the end with the added entry.
+fn append_list(mut out: String, list: &str, change: &Splice<'_>, step: usize) -> Result<String> {
+    let Splice::Add { new } = change else {
+        return Err(Error::internal("the edited list is missing from the index text"));
     };
-    let new_lines = |m: &Mapping, col: usize, kcol: usize| -> Vec<Line> {
-        emit_entry(m, list, col, kcol, step).into_iter().map(|text| Line { text, end: "\n" }).collect()
-    };
-    match (shape, change) {
-        (ListShape::Block { entries, .. }, Splice::Replace { k, old, new }) => {
-            let (s, e) = editable_entry(&lines, &entries, *k)?;
-            let (col, kcol) = entry_col(&entries);
-            let replaced = replace_entry(&lines[s..e], old, new, list, col, kcol, step);
-            lines.splice(s..e, replaced);
-        }
-        (ListShape::Block { entries, .. }, Splice::Add { new }) => {
-            let (col, kcol) = entry_col(&entries);
-            let at = entries.last().map_or(key.line + 1, |&(_, e)| e);
-            ensure_break(&mut lines, at);
-            lines.splice(at..at, new_lines(new, col, kcol));
-        }
-        (ListShape::Block { entries, .. }, Splice::Remove { k }) => {
-            let (s, e) = editable_entry(&lines, &entries, *k)?;
-            if entries.len() == 1 {
-                if list == "tags" {
-                    let end = key.end.max(e);
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("{list}:\n"));
+    for l in emit_entry(new, list, step, step + 2, step) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The lines joined with their own line ends.
+fn join_lines(lines: &[Line]) -> String {
+    let mut out = String::new();
+    for l in lines {
+        out.push_str(&l.text);
+        out.push_str(l.end);
+    }
+    out
+}
+
+/// The list being edited and the file's indentation step.
+struct Target<'a> {
+    list: &'a str,
+    step: usize,
+    lang: Language,
+}
+
+impl Target<'_> {
+    /// A change to a list of block entries.
+    fn splice_block(
+        &self,
+        lines: &mut Vec<Line>,
+        key: &TopKey,
+        entries: &[(usize, usize)],
+        change: &Splice<'_>,
+    ) -> Result<()> {
+        match change {
+            Splice::Replace { k, old, new } => {
+                let (s, e) = self.editable_entry(lines, entries, *k)?;
+                let (col, kcol) = self.entry_col(lines, entries);
+                let replaced = replace_entry(&lines[s..e], old, new, self.list, col, kcol, self.step);
+                lines.splice(s..e, replaced);
+            }
+            Splice::Add { new } => {
+                let (col, kcol) = self.entry_col(lines, entries);
+                let at = entries.last().map_or(key.line + 1, |&(_, e)| e);
+                ensure_break(lines, at);
+                lines.splice(at..at, self.new_lines(new, col, kcol));
+            }
+            Splice::Remove { k } => {
+                let (s, e) = self.editable_entry(lines, entries, *k)?;
+                if entries.len() > 1 {
+                    lines.drain(s..e);
+                } else if self.list == "tags" {
                     // Keep the break of the line before if the tags key was the last thing.
-                    lines.drain(key.line..end);
+                    lines.drain(key.line..key.end.max(e));
                 } else {
                     lines.drain(s..e);
                     let (_, rest) = key_of(&lines[key.line].text).unwrap_or_default();
@@ -359,35 +348,53 @@ pub fn splice(text: &str, list: &str, change: &Splice<'_>, lang: Language) -> Re
                     lines[key.line].text =
                         format!("{}: []{comment}", quote_key(&key.name, &lines[key.line].text));
                 }
-            } else {
-                lines.drain(s..e);
             }
         }
-        (ListShape::Empty, Splice::Add { new }) => {
-            let (_, rest) = key_of(&lines[key.line].text).unwrap_or_default();
-            let comment = match rest.find(" #").or_else(|| rest.trim_start().starts_with('#').then_some(0)) {
-                Some(i) => format!(" {}", rest[i..].trim()),
-                None => String::new(),
-            };
-            lines[key.line].text = format!("{}:{comment}", quote_key(&key.name, &lines[key.line].text));
-            if lines[key.line].end.is_empty() {
-                lines[key.line].end = "\n";
-            }
-            let at = key.line + 1;
-            lines.splice(at..at, new_lines(new, step, step + 2));
-        }
-        (ListShape::Flow, _) => {
-            // The caller re-emits flow lists in block style (`reemit_flow`).
-            return Err(Error::internal("a flow-style list reached splice"));
-        }
-        (ListShape::Empty, _) => return Err(Error::internal("no entry to change in an empty list")),
+        Ok(())
     }
-    let mut out = String::new();
-    for l in &lines {
-        out.push_str(&l.text);
-        out.push_str(l.end);
+
+    /// The first entry to an empty list (`docs: []` becomes `docs:`, its comment kept).
+    fn add_to_empty(&self, lines: &mut Vec<Line>, key: &TopKey, new: &Mapping) {
+        let (_, rest) = key_of(&lines[key.line].text).unwrap_or_default();
+        let comment = match rest.find(" #").or_else(|| rest.trim_start().starts_with('#').then_some(0)) {
+            Some(i) => format!(" {}", rest[i..].trim()),
+            None => String::new(),
+        };
+        lines[key.line].text = format!("{}:{comment}", quote_key(&key.name, &lines[key.line].text));
+        if lines[key.line].end.is_empty() {
+            lines[key.line].end = "\n";
+        }
+        let at = key.line + 1;
+        lines.splice(at..at, self.new_lines(new, self.step, self.step + 2));
     }
-    Ok(finish(out, crlf))
+
+    /// The `-` column and the key column of the list's entries.
+    fn entry_col(&self, lines: &[Line], entries: &[(usize, usize)]) -> (usize, usize) {
+        entries
+            .first()
+            .map(|&(s, _)| {
+                let l = &lines[s];
+                let after = l.text[l.indent() + 1..].len() - l.text[l.indent() + 1..].trim_start().len();
+                (l.indent(), l.indent() + 1 + after.max(1))
+            })
+            .unwrap_or((self.step, self.step + 2))
+    }
+
+    /// The lines of entry `k`; an entry with YAML anchors or aliases is not edited.
+    fn editable_entry(&self, lines: &[Line], entries: &[(usize, usize)], k: usize) -> Result<(usize, usize)> {
+        let &(s, e) = entries.get(k).ok_or_else(|| Error::internal("entry position out of range"))?;
+        if has_anchor(&lines[s..e]) {
+            return Err(unsupported(self.lang, Msg::FeatureAnchorAlias, &format!("{}[{k}]", self.list)));
+        }
+        Ok((s, e))
+    }
+
+    fn new_lines(&self, m: &Mapping, col: usize, kcol: usize) -> Vec<Line> {
+        emit_entry(m, self.list, col, kcol, self.step)
+            .into_iter()
+            .map(|text| Line { text, end: "\n" })
+            .collect()
+    }
 }
 
 /// Re-emits a flow-style list (`tags: [{name: a}]`) in block style with the given entries.
@@ -421,12 +428,7 @@ pub fn reemit_flow(text: &str, list: &str, entries: &[Mapping], lang: Language) 
         }
         lines.splice(key.line..end, new);
     }
-    let mut out = String::new();
-    for l in &lines {
-        out.push_str(&l.text);
-        out.push_str(l.end);
-    }
-    Ok(finish(out, crlf))
+    Ok(finish(join_lines(&lines), crlf))
 }
 
 /// Whether `list` is written in flow style with content.

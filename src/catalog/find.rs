@@ -13,7 +13,8 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::docs::DocInfo;
-use super::index::{Index, Resolved, Vocabulary, close_names, inverse, quoted_list};
+use super::index::{DocEntry, Index, Resolved, Vocabulary, close_names, inverse, quoted_list};
+use super::messages::{Msg, msg};
 use super::{Language, norm};
 use crate::error::{Error, Result};
 use crate::links::{Target, html_stem, resolve};
@@ -124,36 +125,16 @@ impl Relations {
 
     /// The rows' relations between `r` and `x` (§6.1.6 `relations`), outgoing first.
     pub fn between(&self, index: &Index, r: usize, x: usize) -> Vec<Value> {
-        let mut out = Vec::new();
         let (rd, xd) = (&index.docs[r], &index.docs[x]);
-        let outgoing: Vec<Value> = rd
-            .related
-            .iter()
-            .filter(|rel| rel.to == xd.id)
-            .map(|rel| json!({"direction": "outgoing", "type": rel.kind, "when": rel.when}))
-            .collect();
-        if outgoing.is_empty() {
-            if self.body[r].contains(&x) {
-                out.push(json!({"direction": "outgoing", "type": null, "when": null}));
-            }
-        } else {
-            out.extend(outgoing);
-        }
-        let incoming: Vec<Value> = xd
+        let outgoing =
+            rd.related.iter().filter(|rel| rel.to == xd.id).map(|rel| (rel.kind.as_deref(), &rel.when));
+        let incoming = xd
             .related
             .iter()
             .filter(|rel| rel.to == rd.id)
-            .map(|rel| {
-                json!({"direction": "incoming", "type": rel.kind.as_deref().map(inverse), "when": rel.when})
-            })
-            .collect();
-        if incoming.is_empty() {
-            if self.body[x].contains(&r) {
-                out.push(json!({"direction": "incoming", "type": null, "when": null}));
-            }
-        } else {
-            out.extend(incoming);
-        }
+            .map(|rel| (rel.kind.as_deref().map(inverse), &rel.when));
+        let mut out = side("outgoing", outgoing.collect(), self.body[r].contains(&x));
+        out.extend(side("incoming", incoming.collect(), self.body[x].contains(&r)));
         out
     }
 
@@ -173,6 +154,22 @@ impl Relations {
     }
 }
 
+/// One direction of [`Relations::between`]: the recorded relations, or else one untyped body
+/// relation when the body refers to the other document.
+fn side(direction: &str, recorded: Vec<(Option<&str>, &Option<String>)>, body: bool) -> Vec<Value> {
+    if recorded.is_empty() {
+        return if body {
+            vec![json!({"direction": direction, "type": null, "when": null})]
+        } else {
+            Vec::new()
+        };
+    }
+    recorded
+        .into_iter()
+        .map(|(kind, when)| json!({"direction": direction, "type": kind, "when": when}))
+        .collect()
+}
+
 /// Whether `prose` (normalised) mentions `alias` (normalised), at ASCII word boundaries for
 /// ASCII-alphanumeric aliases.
 pub fn mentions(prose: &str, alias: &str) -> bool {
@@ -189,10 +186,7 @@ pub fn mentions(prose: &str, alias: &str) -> bool {
 
 /// E13.
 fn bad_cursor(lang: Language) -> Error {
-    Error::invalid_argument(lang.pick(
-        "The cursor was not returned by kb_find_docs or is damaged; omit cursor to start again from the first page.",
-        "cursor を読めません。cursor を省いて先頭から引き直してください。",
-    ))
+    Error::invalid_argument(Msg::CursorDamaged.text(lang))
 }
 
 /// Decodes a cursor into (offset, filter).
@@ -216,280 +210,336 @@ fn encode_cursor(offset: usize, filter: &str) -> String {
 }
 
 /// The per-document canonical tag keys and whether each is a main tag.
-fn doc_keys(vocab: &Vocabulary<'_>, doc: &super::index::DocEntry) -> Vec<(String, bool)> {
+fn doc_keys(vocab: &Vocabulary<'_>, doc: &DocEntry) -> Vec<(String, bool)> {
     doc.tags.iter().map(|t| (vocab.key(&vocab.resolve(&t.name)), t.main)).collect()
 }
 
-/// Runs `kb_find_docs` over a valid index; `infos[i]` is the data of `index.docs[i]`.
-pub fn find_docs(index: &Index, infos: &[Arc<DocInfo>], q: &FindQuery, lang: Language) -> Result<Answer> {
-    let vocab = Vocabulary::new(index);
-    let mut warnings: Vec<String> = Vec::new();
-    let mut warned: HashSet<String> = HashSet::new();
-    // Requested tags: the keys a document may carry for each, deduplicated.
-    let mut resolve_list = |list: &[String], warnings: &mut Vec<String>| -> Vec<Vec<String>> {
-        let mut out: Vec<Vec<String>> = Vec::new();
-        for t in list {
-            let r = vocab.resolve(t);
-            let keys = vocab.with_replacements(&r);
-            if out.iter().any(|k| k[0] == keys[0]) {
-                continue;
-            }
-            if vocab.declared() && warned.insert(keys[0].clone()) {
-                match &r {
-                    Resolved::Unknown(tag) => {
-                        let close = vocab.close(tag);
-                        warnings.push(if close.is_empty() {
-                            lang.pick(
-                                format!("Tag `{tag}` is not in the tag vocabulary and no tag is close to it; see kb_list_tags (the tag was still matched as given)."),
-                                format!("タグ `{tag}` は語彙になく、近いタグもありません。kb_list_tags で語彙を確かめてください（渡したタグのまま引きました）。"),
-                            )
-                        } else {
-                            let close = quoted_list(&close, lang);
-                            lang.pick(
-                                format!("Tag `{tag}` is not in the tag vocabulary; close tags: {close} (the tag was still matched as given)."),
-                                format!("タグ `{tag}` は語彙にありません。近いタグ: {close}（渡したタグのまま引きました）。"),
-                            )
-                        });
-                    }
-                    Resolved::Known(i) => {
-                        if let Some(new) = vocab.entries()[*i].deprecated.as_deref() {
-                            let new = vocab.canonical(new);
-                            warnings.push(lang.pick(
-                                format!("Tag `{t}` is deprecated in favour of `{new}`; documents with either tag were matched — use `{new}` from now on."),
-                                format!("タグ `{t}` はやめたタグで、振り替え先は `{new}` です。両方のタグの文書を引きました。今後は `{new}` を使ってください。"),
-                            ));
-                        }
-                    }
-                }
-            }
-            out.push(keys);
+/// The tags a call asks for: per requested tag, the keys a document may carry (the tag's own
+/// key first, then its replacements), and the warnings about them.
+struct Requested {
+    all: Vec<Vec<String>>,
+    any: Vec<Vec<String>>,
+    /// Every key of `all` and `any`.
+    wanted: HashSet<String>,
+    warnings: Vec<String>,
+}
+
+impl Requested {
+    fn new(vocab: &Vocabulary<'_>, q: &FindQuery, lang: Language) -> Requested {
+        let mut warned: HashSet<String> = HashSet::new();
+        let mut warnings = Vec::new();
+        let all = resolve_tags(vocab, &q.tags, lang, &mut warned, &mut warnings);
+        let any = resolve_tags(vocab, &q.any_tags, lang, &mut warned, &mut warnings);
+        let wanted = all.iter().chain(&any).flatten().cloned().collect();
+        Requested { all, any, wanted, warnings }
+    }
+
+    /// The canonical filter of §6.1.4 as a hash: cursors carry it.
+    fn filter_hash(&self, text: Option<&str>, related_to: Option<&String>) -> String {
+        let canonical = |list: &[Vec<String>]| {
+            let mut keys: Vec<String> = list.iter().map(|k| k[0].clone()).collect();
+            keys.sort();
+            keys.dedup();
+            keys
+        };
+        let filter_json = json!({
+            "text": text,
+            "tags": canonical(&self.all),
+            "any_tags": canonical(&self.any),
+            "related_to": related_to,
+        });
+        crate::text::xxh64_hex(filter_json.to_string().as_bytes())
+    }
+
+    /// Whether a document with these tag keys passes `tags` and `any_tags`.
+    fn carried_by(&self, keys: &[(String, bool)]) -> bool {
+        let carries = |want: &Vec<String>| keys.iter().any(|(k, _)| want.contains(k));
+        self.all.iter().all(carries) && (self.any.is_empty() || self.any.iter().any(carries))
+    }
+
+    /// Whether a document carries one of the requested tags as a main tag (it comes first).
+    fn main_of(&self, keys: &[(String, bool)]) -> bool {
+        !self.wanted.is_empty() && keys.iter().any(|(k, m)| *m && self.wanted.contains(k))
+    }
+}
+
+/// The keys of `list`, deduplicated, with one warning per unknown or deprecated tag (once per
+/// call: `warned` is shared by `tags` and `any_tags`).
+fn resolve_tags(
+    vocab: &Vocabulary<'_>,
+    list: &[String],
+    lang: Language,
+    warned: &mut HashSet<String>,
+    warnings: &mut Vec<String>,
+) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for t in list {
+        let r = vocab.resolve(t);
+        let keys = vocab.with_replacements(&r);
+        if out.iter().any(|k| k[0] == keys[0]) {
+            continue;
         }
-        out
-    };
-    let all = resolve_list(&q.tags, &mut warnings);
-    let any = resolve_list(&q.any_tags, &mut warnings);
-
-    // The canonical filter and its hash.
-    let mut tag_keys: Vec<String> = all.iter().map(|k| k[0].clone()).collect();
-    let mut any_keys: Vec<String> = any.iter().map(|k| k[0].clone()).collect();
-    tag_keys.sort();
-    tag_keys.dedup();
-    any_keys.sort();
-    any_keys.dedup();
-    let text = q.text.as_deref().map(norm).filter(|t| !t.is_empty());
-    let filter_json =
-        json!({"text": text, "tags": tag_keys, "any_tags": any_keys, "related_to": q.related_to}).to_string();
-    let filter = crate::text::xxh64_hex(filter_json.as_bytes());
-    let offset = match q.cursor.as_deref() {
-        None => 0,
-        Some(c) => {
-            let (offset, f) = decode_cursor(c, lang)?;
-            if f != filter {
-                return Err(Error::invalid_argument(lang.pick(
-                    "The cursor belongs to a call with different text, tags, any_tags or related_to; omit cursor to start again from the first page.",
-                    "絞り込みの条件が next_cursor を返した呼び出しと違います。cursor を省いて先頭から引き直してください。",
-                )));
-            }
-            offset
+        if vocab.declared()
+            && warned.insert(keys[0].clone())
+            && let Some(w) = tag_warning(vocab, t, &r, lang)
+        {
+            warnings.push(w);
         }
-    };
+        out.push(keys);
+    }
+    out
+}
 
-    let needs_relations =
-        q.related_to.is_some() || (!q.count_only && field_set(q).iter().any(|f| f == "referenced_by"));
-    let relations = needs_relations.then(|| Relations::new(index, infos));
-    let related_to = match (&q.related_to, &relations) {
-        (Some(id), Some(rel)) => match rel.find(id) {
-            Some(i) => Some(i),
-            None => {
-                let ids: Vec<&str> = index.docs.iter().map(|d| d.id.as_str()).collect();
-                let mut close: Vec<String> = Vec::new();
-                for i in close_names(id, &ids, usize::MAX) {
-                    if !close.contains(&ids[i].to_owned()) {
-                        close.push(ids[i].to_owned());
-                    }
-                }
-                close.truncate(3);
-                let close = quoted_list(&close, lang);
-                return Err(Error::not_found(lang.pick(
-                    format!("Document ID `{id}` is not in the index; close IDs: {close} — call kb_find_docs without related_to to list IDs."),
-                    format!("文書の ID `{id}` は索引にありません。近い ID: {close}。related_to を省いた kb_find_docs で ID を確かめてください。"),
-                )));
-            }
-        },
-        _ => None,
-    };
+/// The warning about a requested tag (`catalog.md` §9.4), if any.
+fn tag_warning(vocab: &Vocabulary<'_>, given: &str, r: &Resolved, lang: Language) -> Option<String> {
+    match r {
+        Resolved::Unknown(tag) => {
+            let close = vocab.close(tag);
+            Some(if close.is_empty() {
+                msg!(lang, TagUnknownNoClose, tag)
+            } else {
+                msg!(lang, TagUnknownClose, tag, close = quoted_list(&close, lang))
+            })
+        }
+        Resolved::Known(i) => {
+            let new = vocab.entries()[*i].deprecated.as_deref()?;
+            Some(msg!(lang, TagDeprecatedMatched, tag = given, new = vocab.canonical(new)))
+        }
+    }
+}
 
-    // Matching.
-    let requested: HashSet<&String> = all.iter().chain(&any).flatten().collect();
+/// The offset a cursor resumes at (0 without one); E13 or E14 for a cursor that does not fit.
+fn page_offset(q: &FindQuery, filter: &str, lang: Language) -> Result<usize> {
+    let Some(cursor) = q.cursor.as_deref() else { return Ok(0) };
+    let (offset, f) = decode_cursor(cursor, lang)?;
+    if f != filter {
+        return Err(Error::invalid_argument(Msg::CursorOtherFilter.text(lang)));
+    }
+    Ok(offset)
+}
+
+/// The position of `related_to`, or E18 naming up to three close IDs.
+fn related_position(
+    index: &Index,
+    q: &FindQuery,
+    relations: Option<&Relations>,
+    lang: Language,
+) -> Result<Option<usize>> {
+    let (Some(id), Some(rel)) = (&q.related_to, relations) else { return Ok(None) };
+    if let Some(i) = rel.find(id) {
+        return Ok(Some(i));
+    }
+    let ids: Vec<&str> = index.docs.iter().map(|d| d.id.as_str()).collect();
+    let mut close: Vec<String> = Vec::new();
+    for i in close_names(id, &ids, usize::MAX) {
+        if !close.contains(&ids[i].to_owned()) {
+            close.push(ids[i].to_owned());
+        }
+    }
+    close.truncate(3);
+    Err(Error::not_found(msg!(lang, UnknownRelatedTo, id, close = quoted_list(&close, lang))))
+}
+
+/// The matching documents in result order (main-tag carriers first) and, with `related_to`,
+/// each row's relations.
+fn matching(
+    index: &Index,
+    vocab: &Vocabulary<'_>,
+    req: &Requested,
+    text: Option<&str>,
+    related: Option<(usize, &Relations)>,
+) -> (Vec<usize>, HashMap<usize, Vec<Value>>) {
     let mut main_first = Vec::new();
     let mut rest = Vec::new();
     let mut row_relations: HashMap<usize, Vec<Value>> = HashMap::new();
     for (i, d) in index.docs.iter().enumerate() {
-        let keys = doc_keys(&vocab, d);
-        let carries = |want: &Vec<String>| keys.iter().any(|(k, _)| want.contains(k));
-        if let Some(t) = &text {
-            let hit = norm(&d.title).contains(t.as_str())
-                || d.aliases.iter().any(|a| norm(a).contains(t.as_str()))
-                || d.description.as_deref().is_some_and(|s| norm(s).contains(t.as_str()));
-            if !hit {
-                continue;
-            }
-        }
-        if !all.iter().all(carries) {
+        let keys = doc_keys(vocab, d);
+        if !text.is_none_or(|t| text_matches(d, t)) || !req.carried_by(&keys) {
             continue;
         }
-        if !any.is_empty() && !any.iter().any(carries) {
-            continue;
-        }
-        if let (Some(r), Some(rel)) = (related_to, &relations) {
-            if r == i {
-                continue;
-            }
-            let between = rel.between(index, r, i);
+        if let Some((r, rel)) = related {
+            let between = if r == i { Vec::new() } else { rel.between(index, r, i) };
             if between.is_empty() {
                 continue;
             }
             row_relations.insert(i, between);
         }
-        let main = !requested.is_empty() && keys.iter().any(|(k, m)| *m && requested.contains(k));
-        if main { main_first.push(i) } else { rest.push(i) }
+        if req.main_of(&keys) { main_first.push(i) } else { rest.push(i) }
     }
     main_first.extend(rest);
-    let matches = main_first;
-    let total = matches.len();
-    let total_chars: usize = matches.iter().filter_map(|&i| infos[i].chars).sum();
-    let tag_counts = tag_counts(index, &vocab, &matches);
+    (main_first, row_relations)
+}
 
+/// `text` (normalised) in the title, an alias or the description.
+fn text_matches(d: &DocEntry, t: &str) -> bool {
+    norm(&d.title).contains(t)
+        || d.aliases.iter().any(|a| norm(a).contains(t))
+        || d.description.as_deref().is_some_and(|s| norm(s).contains(t))
+}
+
+/// Runs `kb_find_docs` over a valid index; `infos[i]` is the data of `index.docs[i]`.
+pub fn find_docs(index: &Index, infos: &[Arc<DocInfo>], q: &FindQuery, lang: Language) -> Result<Answer> {
+    let vocab = Vocabulary::new(index);
+    let req = Requested::new(&vocab, q, lang);
+    let text = q.text.as_deref().map(norm).filter(|t| !t.is_empty());
+    let filter = req.filter_hash(text.as_deref(), q.related_to.as_ref());
+    let offset = page_offset(q, &filter, lang)?;
+    let needs_relations =
+        q.related_to.is_some() || (!q.count_only && field_set(q).iter().any(|f| f == "referenced_by"));
+    let relations = needs_relations.then(|| Relations::new(index, infos));
+    let related = related_position(index, q, relations.as_ref(), lang)?.zip(relations.as_ref());
+    let (matches, mut row_relations) = matching(index, &vocab, &req, text.as_deref(), related);
+    let totals = Totals {
+        total: matches.len(),
+        chars: matches.iter().filter_map(|&i| infos[i].chars).sum(),
+        tag_counts: tag_counts(index, &vocab, &matches),
+    };
     if q.count_only {
-        let structured = json!({"total": total, "total_chars": total_chars, "tag_counts": tag_counts, "warnings": warnings});
-        let mut text = lang.pick(
-            format!("Total {total} · total chars {total_chars}"),
-            format!("総件数 {total} 件・合計文字数 {total_chars}"),
-        );
-        let mut trailing = Vec::new();
-        if !tag_counts.is_empty() {
-            trailing.push(tag_counts_line(&tag_counts, lang));
-        }
-        trailing.extend(warnings.iter().cloned());
-        finish(&mut text, None, &trailing);
-        return Ok(answer(text, structured, q.json));
+        return Ok(count_answer(&totals, req.warnings, q.json, lang));
     }
-
     let fields = field_set(q);
     let page: Vec<usize> = matches.iter().copied().skip(offset).take(q.limit).collect();
     let end = offset.saturating_add(page.len());
-    let next_cursor = (end < total && !page.is_empty()).then(|| encode_cursor(end, &filter));
-    let hint = next_cursor.as_ref().map(|_| {
-        lang.pick(
-            "More documents match; narrow the results with tags, any_tags or text, or pass count_only to get just the counts.",
-            "続きがあります。tags・any_tags・text で絞るか、count_only で件数だけを確かめてください。",
-        )
-        .to_owned()
-    });
+    let next_cursor = (end < totals.total && !page.is_empty()).then(|| encode_cursor(end, &filter));
+    let referenced_by = |i: usize| relations.as_ref().map_or(0, |rel| rel.referenced_by(index, i));
+    let rows: Vec<Value> = page
+        .iter()
+        .map(|&i| {
+            doc_row(&index.docs[i], infos[i].chars, &fields, referenced_by(i), row_relations.remove(&i))
+        })
+        .collect();
+    let page = Page { rows, next_cursor, fields, related_to: q.related_to.is_some() };
+    Ok(page_answer(&totals, page, req.warnings, q.json, lang))
+}
+
+/// What every answer counts: over all matches, never just the page.
+struct Totals {
+    total: usize,
+    chars: usize,
+    tag_counts: Vec<Value>,
+}
+
+/// One page of rows.
+struct Page {
+    rows: Vec<Value>,
+    next_cursor: Option<String>,
+    fields: Vec<String>,
+    related_to: bool,
+}
+
+/// The `count_only` answer (§6.1.7).
+fn count_answer(t: &Totals, warnings: Vec<String>, json_format: bool, lang: Language) -> Answer {
+    let structured =
+        json!({"total": t.total, "total_chars": t.chars, "tag_counts": t.tag_counts, "warnings": warnings});
+    let mut text = msg!(lang, CountOnlySummary, total = t.total, chars = t.chars);
+    let mut trailing = Vec::new();
+    if !t.tag_counts.is_empty() {
+        trailing.push(tag_counts_line(&t.tag_counts, lang));
+    }
+    trailing.extend(warnings);
+    finish(&mut text, None, &trailing);
+    answer(text, structured, json_format)
+}
+
+/// One result row: the brief fields, the requested optional ones, and `relations`.
+fn doc_row(
+    d: &DocEntry,
+    chars: Option<usize>,
+    fields: &[String],
+    referenced_by: usize,
+    relations: Option<Vec<Value>>,
+) -> Value {
+    let mut row = Map::new();
+    row.insert("id".into(), json!(d.id));
+    row.insert("title".into(), json!(d.title));
+    row.insert("description".into(), json!(d.description));
+    row.insert(
+        "tags".into(),
+        Value::Array(d.tags.iter().map(|t| json!({"name": t.name, "main": t.main})).collect()),
+    );
+    row.insert("chars".into(), json!(chars));
+    for f in OPTIONAL_FIELDS.iter().filter(|f| fields.iter().any(|x| x == *f)) {
+        let value = match *f {
+            "path" => json!(d.path),
+            "aliases" => json!(d.aliases),
+            "related" => Value::Array(d.related.iter().map(relation_record).collect()),
+            _ => json!(referenced_by),
+        };
+        row.insert((*f).into(), value);
+    }
+    if let Some(rel) = relations {
+        row.insert("relations".into(), Value::Array(rel));
+    }
+    Value::Object(row)
+}
+
+/// A recorded relation as JSON (`paths` only when it has some).
+fn relation_record(r: &super::index::Relation) -> Value {
+    let mut o = Map::new();
+    o.insert("to".into(), json!(r.to));
+    o.insert("type".into(), json!(r.kind));
+    o.insert("when".into(), json!(r.when));
+    if !r.paths.is_empty() {
+        o.insert("paths".into(), json!(r.paths));
+    }
+    Value::Object(o)
+}
+
+/// The answer for a page (§6.1.6 JSON, §6.1.9 Markdown).
+fn page_answer(t: &Totals, page: Page, warnings: Vec<String>, json_format: bool, lang: Language) -> Answer {
+    let hint = page.next_cursor.as_ref().map(|_| Msg::MoreDocuments.text(lang));
     let omitted: Vec<Value> = OPTIONAL_FIELDS
         .iter()
-        .filter(|f| !fields.iter().any(|x| x == *f))
+        .filter(|f| !page.fields.iter().any(|x| x == *f))
         .map(|f| json!({"field": f, "how": format!("include: [\"{f}\"]")}))
         .collect();
-    let mut rows: Vec<Value> = Vec::new();
-    for &i in &page {
-        let d = &index.docs[i];
-        let mut row = Map::new();
-        row.insert("id".into(), json!(d.id));
-        row.insert("title".into(), json!(d.title));
-        row.insert("description".into(), json!(d.description));
-        row.insert(
-            "tags".into(),
-            Value::Array(d.tags.iter().map(|t| json!({"name": t.name, "main": t.main})).collect()),
-        );
-        row.insert("chars".into(), json!(infos[i].chars));
-        for f in OPTIONAL_FIELDS {
-            if !fields.iter().any(|x| x == f) {
-                continue;
-            }
-            let value = match f {
-                "path" => json!(d.path),
-                "aliases" => json!(d.aliases),
-                "related" => Value::Array(
-                    d.related
-                        .iter()
-                        .map(|r| {
-                            let mut o = Map::new();
-                            o.insert("to".into(), json!(r.to));
-                            o.insert("type".into(), json!(r.kind));
-                            o.insert("when".into(), json!(r.when));
-                            if !r.paths.is_empty() {
-                                o.insert("paths".into(), json!(r.paths));
-                            }
-                            Value::Object(o)
-                        })
-                        .collect(),
-                ),
-                _ => json!(relations.as_ref().map_or(0, |rel| rel.referenced_by(index, i))),
-            };
-            row.insert(f.into(), value);
-        }
-        if let Some(rel) = row_relations.remove(&i) {
-            row.insert("relations".into(), Value::Array(rel));
-        }
-        rows.push(Value::Object(row));
-    }
-    let returned = rows.len();
+    let returned = page.rows.len();
     let structured = json!({
-        "total": total,
+        "total": t.total,
         "returned": returned,
-        "total_chars": total_chars,
-        "next_cursor": next_cursor,
+        "total_chars": t.chars,
+        "next_cursor": page.next_cursor,
         "hint": hint,
-        "tag_counts": tag_counts,
+        "tag_counts": t.tag_counts,
         "warnings": warnings,
         "omitted": omitted,
-        "docs": rows,
+        "docs": page.rows,
     });
-    if q.json {
-        return Ok(answer(String::new(), structured, true));
+    if json_format {
+        return answer(String::new(), structured, true);
     }
-    // Markdown.
-    let mut text = lang.pick(
-        format!(
-            "Total {total} · returned {returned} · total chars {total_chars} · next_cursor: {}",
-            next_cursor.as_deref().unwrap_or("null")
-        ),
-        format!(
-            "総件数 {total} 件・返した件数 {returned} 件・合計文字数 {total_chars}・next_cursor: {}",
-            next_cursor.as_deref().unwrap_or("null")
-        ),
-    );
-    let table =
-        (returned > 0).then(|| docs_table(&structured["docs"], &fields, q.related_to.is_some(), lang));
+    let cursor = page.next_cursor.as_deref().unwrap_or("null");
+    let mut text = msg!(lang, PageSummary, total = t.total, returned, chars = t.chars, cursor);
+    let table = (returned > 0).then(|| docs_table(&structured["docs"], &page.fields, page.related_to, lang));
     let mut trailing = Vec::new();
-    if total > 0 {
-        if !tag_counts.is_empty() {
-            trailing.push(tag_counts_line(&tag_counts, lang));
+    if t.total > 0 {
+        if !t.tag_counts.is_empty() {
+            trailing.push(tag_counts_line(&t.tag_counts, lang));
         }
         if !omitted.is_empty() && table.is_some() {
-            let items: Vec<String> = omitted
-                .iter()
-                .map(|o| {
-                    let (f, h) = (o["field"].as_str().unwrap_or(""), o["how"].as_str().unwrap_or(""));
-                    lang.pick(format!("{f} ({h})"), format!("{f}（{h}）"))
-                })
-                .collect();
-            trailing.push(format!(
-                "{}{}",
-                lang.pick("Omitted: ", "省いた項目: "),
-                items.join(lang.list_sep())
-            ));
+            trailing.push(omitted_line(&omitted, lang));
         }
     }
-    trailing.extend(warnings.iter().cloned());
-    if total > 0
-        && let Some(h) = &hint
+    trailing.extend(warnings);
+    if t.total > 0
+        && let Some(h) = hint
     {
-        trailing.push(h.clone());
+        trailing.push(h);
     }
     finish(&mut text, table, &trailing);
-    Ok(answer(text, structured, false))
+    answer(text, Value::Null, false)
+}
+
+/// `Omitted: path (include: ["path"]), …`.
+fn omitted_line(omitted: &[Value], lang: Language) -> String {
+    let items: Vec<String> = omitted
+        .iter()
+        .map(|o| {
+            let (field, how) = (o["field"].as_str().unwrap_or(""), o["how"].as_str().unwrap_or(""));
+            msg!(lang, OmittedField, field, how)
+        })
+        .collect();
+    msg!(lang, OmittedLine, items = items.join(lang.list_sep()))
 }
 
 /// Joins the blocks with one empty line and ends with LF.
@@ -570,7 +620,7 @@ fn tag_counts(index: &Index, vocab: &Vocabulary<'_>, matches: &[usize]) -> Vec<V
 fn tag_counts_line(counts: &[Value], lang: Language) -> String {
     let items: Vec<String> =
         counts.iter().map(|c| format!("{} {}", c["name"].as_str().unwrap_or(""), c["count"])).collect();
-    format!("{}{}", lang.pick("Tag counts: ", "タグごとの件数: "), items.join(lang.list_sep()))
+    msg!(lang, TagCountsLine, items = items.join(lang.list_sep()))
 }
 
 /// A cell: `|` escaped, CR/LF/tab as spaces.
@@ -583,106 +633,129 @@ pub fn row(cells: &[String]) -> String {
     format!("| {} |", cells.join(" | "))
 }
 
-fn docs_table(docs: &Value, fields: &[String], relations: bool, lang: Language) -> String {
-    let mut columns: Vec<(&str, &str, &str)> = vec![
-        ("id", "ID", "ID"),
-        ("title", "Title", "題"),
-        ("description", "Description", "概要"),
-        ("tags", "Tags", "タグ"),
-        ("chars", "Chars", "文字数"),
+/// The columns of the documents table: the brief fields, the requested optional ones, and
+/// `relations` with `related_to`.
+fn doc_columns(fields: &[String], relations: bool) -> Vec<(&'static str, Msg)> {
+    let mut columns = vec![
+        ("id", Msg::ColId),
+        ("title", Msg::ColTitle),
+        ("description", Msg::ColDescription),
+        ("tags", Msg::ColTags),
+        ("chars", Msg::ColChars),
     ];
-    for (f, en, ja) in [
-        ("path", "Path", "パス"),
-        ("aliases", "Aliases", "別名"),
-        ("related", "Related", "関連"),
-        ("referenced_by", "Referenced by", "被参照"),
+    for (f, header) in [
+        ("path", Msg::ColPath),
+        ("aliases", Msg::ColAliases),
+        ("related", Msg::ColRelated),
+        ("referenced_by", Msg::ColReferencedBy),
     ] {
         if fields.iter().any(|x| x == f) {
-            columns.push((f, en, ja));
+            columns.push((f, header));
         }
     }
     if relations {
-        columns.push(("relations", "Relations", "関係"));
+        columns.push(("relations", Msg::ColRelations));
     }
-    let sep = lang.list_sep();
+    columns
+}
+
+fn docs_table(docs: &Value, fields: &[String], relations: bool, lang: Language) -> String {
+    let columns = doc_columns(fields, relations);
     let mut out = vec![
-        row(&columns.iter().map(|(_, en, ja)| lang.pick(*en, *ja).to_owned()).collect::<Vec<_>>()),
+        row(&columns.iter().map(|(_, header)| header.text(lang)).collect::<Vec<_>>()),
         row(&vec!["---".to_owned(); columns.len()]),
     ];
     for d in docs.as_array().into_iter().flatten() {
-        let cells: Vec<String> = columns
-            .iter()
-            .map(|(f, _, _)| {
-                let v = &d[*f];
-                let text = match *f {
-                    "tags" => v
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|t| {
-                            let name = t["name"].as_str().unwrap_or("");
-                            if t["main"].as_bool() == Some(true) {
-                                lang.pick(format!("{name} (main)"), format!("{name}（主題）"))
-                            } else {
-                                name.to_owned()
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(sep),
-                    "aliases" => v
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(sep),
-                    "related" => v
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|r| {
-                            let to = r["to"].as_str().unwrap_or("");
-                            match r["type"].as_str() {
-                                Some(t) => lang.pick(format!("{to} ({t})"), format!("{to}（{t}）")),
-                                None => to.to_owned(),
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(sep),
-                    "relations" => v
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|r| {
-                            let dir = r["direction"].as_str().unwrap_or("");
-                            match r["type"].as_str() {
-                                Some(t) => format!("{dir} {t}"),
-                                None => dir.to_owned(),
-                            }
-                        })
-                        .collect::<Vec<_>>()
-                        .join(sep),
-                    _ => match v {
-                        Value::String(s) => s.clone(),
-                        Value::Number(n) => n.to_string(),
-                        _ => String::new(),
-                    },
-                };
-                cell(&text)
-            })
-            .collect();
+        let cells: Vec<String> = columns.iter().map(|(f, _)| cell(&cell_text(f, &d[*f], lang))).collect();
         out.push(row(&cells));
     }
     out.join("\n")
+}
+
+/// The text of one cell of the documents table.
+fn cell_text(field: &str, v: &Value, lang: Language) -> String {
+    let items = || v.as_array().into_iter().flatten();
+    let joined = |parts: Vec<String>| parts.join(lang.list_sep());
+    match field {
+        "tags" => joined(
+            items()
+                .map(|t| {
+                    let name = t["name"].as_str().unwrap_or("");
+                    if t["main"].as_bool() == Some(true) {
+                        msg!(lang, MainTag, name)
+                    } else {
+                        name.to_owned()
+                    }
+                })
+                .collect(),
+        ),
+        "aliases" => joined(items().filter_map(Value::as_str).map(str::to_owned).collect()),
+        "related" => joined(
+            items()
+                .map(|r| {
+                    let to = r["to"].as_str().unwrap_or("");
+                    match r["type"].as_str() {
+                        Some(t) => msg!(lang, TypedRelation, to, type = t),
+                        None => to.to_owned(),
+                    }
+                })
+                .collect(),
+        ),
+        "relations" => joined(
+            items()
+                .map(|r| {
+                    let dir = r["direction"].as_str().unwrap_or("");
+                    match r["type"].as_str() {
+                        Some(t) => format!("{dir} {t}"),
+                        None => dir.to_owned(),
+                    }
+                })
+                .collect(),
+        ),
+        _ => match v {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            _ => String::new(),
+        },
+    }
 }
 
 /// `kb_list_tags` (§6.2).
 pub fn list_tags(index: &Index, query: Option<&str>, json_format: bool, lang: Language) -> Answer {
     let vocab = Vocabulary::new(index);
     let q = query.map(norm).filter(|q| !q.is_empty());
+    let counts = tag_doc_counts(index, &vocab);
     let mut seen: HashSet<String> = HashSet::new();
     let mut tags: Vec<Value> = Vec::new();
-    // Per document, the entries whose name or an alias equals one of its tag references.
+    for (i, e) in vocab.entries().iter().enumerate() {
+        if !seen.insert(norm(&e.name)) || !q.as_deref().is_none_or(|q| tag_matches(e, q)) {
+            continue;
+        }
+        tags.push(json!({
+            "name": e.name,
+            "group": e.group,
+            "description": e.description,
+            "aliases": e.aliases,
+            "deprecated": e.deprecated,
+            "docs": counts[i],
+        }));
+    }
+    let structured = json!({ "tags": tags });
+    if json_format {
+        return answer(String::new(), structured, true);
+    }
+    Answer { text: tags_table(&tags, lang), structured: None }
+}
+
+/// `query` (normalised) in the name, an alias or the description of a vocabulary entry.
+fn tag_matches(e: &super::index::TagEntry, q: &str) -> bool {
+    norm(&e.name).contains(q)
+        || e.aliases.iter().any(|a| norm(a).contains(q))
+        || e.description.as_deref().is_some_and(|d| norm(d).contains(q))
+}
+
+/// Per vocabulary entry, the documents whose tags name it (by its name or an alias).
+fn tag_doc_counts(index: &Index, vocab: &Vocabulary<'_>) -> Vec<usize> {
     let mut spellings: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, e) in vocab.entries().iter().enumerate() {
         for n in std::iter::once(&e.name).chain(&e.aliases) {
@@ -692,65 +765,42 @@ pub fn list_tags(index: &Index, query: Option<&str>, json_format: bool, lang: La
             }
         }
     }
-    let doc_sets: Vec<HashSet<usize>> = index
-        .docs
-        .iter()
-        .map(|d| d.tags.iter().filter_map(|t| spellings.get(&norm(&t.name))).flatten().copied().collect())
-        .collect();
     let mut counts = vec![0usize; vocab.entries().len()];
-    for set in &doc_sets {
-        for &e in set {
+    for d in &index.docs {
+        let set: HashSet<usize> =
+            d.tags.iter().filter_map(|t| spellings.get(&norm(&t.name))).flatten().copied().collect();
+        for e in set {
             counts[e] += 1;
         }
     }
-    for (i, e) in vocab.entries().iter().enumerate() {
-        if !seen.insert(norm(&e.name)) {
-            continue;
-        }
-        if let Some(q) = &q {
-            let hit = norm(&e.name).contains(q.as_str())
-                || e.aliases.iter().any(|a| norm(a).contains(q.as_str()))
-                || e.description.as_deref().is_some_and(|d| norm(d).contains(q.as_str()));
-            if !hit {
-                continue;
-            }
-        }
-        let docs = counts[i];
-        tags.push(json!({
-            "name": e.name,
-            "group": e.group,
-            "description": e.description,
-            "aliases": e.aliases,
-            "deprecated": e.deprecated,
-            "docs": docs,
-        }));
-    }
-    let structured = json!({ "tags": tags });
-    if json_format {
-        return answer(String::new(), structured, true);
-    }
-    let sep = lang.list_sep();
-    let headers: Vec<String> = lang
-        .pick(
-            ["Name", "Group", "Description", "Aliases", "Replaced by", "Docs"],
-            ["名前", "グループ", "説明", "別名", "振り替え先", "文書数"],
-        )
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
+    counts
+}
+
+/// The Markdown table of `kb_list_tags`.
+fn tags_table(tags: &[Value], lang: Language) -> String {
+    let headers = [
+        Msg::ColName,
+        Msg::ColGroup,
+        Msg::ColTagDescription,
+        Msg::ColAliases,
+        Msg::ColReplacedBy,
+        Msg::ColDocs,
+    ];
+    let headers: Vec<String> = headers.iter().map(|m| m.text(lang)).collect();
     let mut out = vec![row(&headers), row(&vec!["---".to_owned(); 6])];
-    for t in &tags {
+    for t in tags {
         let s = |k: &str| t[k].as_str().map(cell).unwrap_or_default();
         let aliases: Vec<&str> =
             t["aliases"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let docs = t["docs"].to_string();
         out.push(row(&[
             s("name"),
             s("group"),
             s("description"),
-            cell(&aliases.join(sep)),
+            cell(&aliases.join(lang.list_sep())),
             s("deprecated"),
-            t["docs"].to_string(),
+            docs,
         ]));
     }
-    Answer { text: out.join("\n") + "\n", structured: None }
+    out.join("\n") + "\n"
 }

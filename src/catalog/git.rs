@@ -12,31 +12,23 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use super::Language;
+use super::messages::{Msg, msg};
 use crate::error::{Error, Result};
 
 /// Files changed between the merge base of `base` and `HEAD` and the working tree, plus
 /// untracked files git does not ignore; root-relative.
 pub fn changed_files(root: &Path, base: &str, lang: Language) -> Result<Vec<String>> {
     if base.is_empty() || base.starts_with('-') {
-        return Err(Error::invalid_argument(lang.pick(
-            format!("base must be a git ref such as main, a tag or a commit, not `{base}`; pass a ref name that does not start with -."),
-            format!("base には main・タグ・コミットなどの git の ref を渡してください（`{base}` は使えません）。"),
-        )));
+        return Err(Error::invalid_argument(msg!(lang, BadBase, base)));
     }
     let inside = git(root, &["rev-parse", "--is-inside-work-tree"], lang)?;
     if !inside.status.success() || String::from_utf8_lossy(&inside.stdout).trim() != "true" {
-        return Err(Error::invalid_argument(lang.pick(
-            "The root is not inside a git repository; omit base or run the check in a repository.",
-            "ルートが git のリポジトリの中にありません。base を省くか、リポジトリの中で点検してください。",
-        )));
+        return Err(Error::invalid_argument(Msg::NotARepository.text(lang)));
     }
     let spec = format!("{base}^{{commit}}");
     let commit = git(root, &["rev-parse", "--verify", "--quiet", "--end-of-options", &spec], lang)?;
     if !commit.status.success() {
-        return Err(Error::invalid_argument(lang.pick(
-            format!("Git ref `{base}` could not be resolved; fetch it or pass an existing branch, tag or commit."),
-            format!("git の ref `{base}` を引けません。fetch するか、あるブランチ・タグ・コミットを渡してください。"),
-        )));
+        return Err(Error::invalid_argument(msg!(lang, UnknownRef, base)));
     }
     let commit = String::from_utf8_lossy(&commit.stdout).trim().to_owned();
     let merge_base = git(root, &["merge-base", &commit, "HEAD"], lang)?;
@@ -51,10 +43,7 @@ pub fn changed_files(root: &Path, base: &str, lang: Language) -> Result<Vec<Stri
     for out in [&diff, &untracked] {
         if !out.status.success() {
             tracing::error!("git failed: {}", String::from_utf8_lossy(&out.stderr).trim());
-            return Err(Error::internal(lang.pick(
-                "The operation failed unexpectedly; see the server log on stderr and retry.",
-                "思わぬ理由で失敗しました。サーバーのログ（標準エラー）を確かめて、もう一度試してください。",
-            )));
+            return Err(Error::internal(Msg::Unexpected.text(lang)));
         }
     }
     let mut files: Vec<String> = Vec::new();
@@ -80,10 +69,7 @@ fn git(root: &Path, args: &[&str], lang: Language) -> Result<Output> {
         .output()
         .map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                Error::internal(lang.pick(
-                    "git was not found on PATH; install git or omit base.",
-                    "git が PATH にありません。git を入れるか、base を省いてください。",
-                ))
+                Error::internal(Msg::GitMissing.text(lang))
             } else {
                 Error::io("the git executable", &e)
             }

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use yaml_serde::{Mapping, Value};
 
 use super::config::{kind_of, scalar_string};
+use super::messages::{Msg, msg};
 use super::{Language, norm};
 use crate::workspace::{GlobFilter, RelPath};
 
@@ -202,13 +203,7 @@ pub fn validate(value: &Value, base: PathBase<'_>, language: Language) -> Valida
     let mut v = Checker { language, base, out: Vec::new() };
     let mut index = Index::default();
     let Value::Mapping(top) = value else {
-        v.push(
-            "",
-            v.t(
-                "the index must be a mapping with a docs list; start the file with docs: []",
-                "索引は docs の並びを持つキーと値の組にしてください。docs: [] から書き始めてください",
-            ),
-        );
+        v.push("", Msg::IndexNotMapping.text(language));
         return Validated { index, violations: v.out };
     };
     let mut has_docs = false;
@@ -220,14 +215,8 @@ pub fn validate(value: &Value, base: PathBase<'_>, language: Language) -> Valida
         match key.as_str() {
             "version" => {
                 if !matches!(val, Value::Number(n) if n.as_u64() == Some(1)) {
-                    let shown = scalar_string(val).unwrap_or_else(|| kind_of(val).0.to_owned());
-                    v.push(
-                        "version",
-                        v.t(
-                            &format!("index version {shown} is not supported; this server reads version 1"),
-                            &format!("索引の版 {shown} には対応していません。このサーバーは版 1 を読みます"),
-                        ),
-                    );
+                    let shown = scalar_string(val).unwrap_or_else(|| kind_of(val).text(Language::En));
+                    v.push("version", msg!(language, VersionUnsupported, version = shown));
                 }
             }
             "docs" => {
@@ -282,10 +271,6 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn t(&self, en: &str, ja: &str) -> String {
-        self.language.pick(en, ja).to_owned()
-    }
-
     fn push(&mut self, at: &str, text: String) {
         self.out.push(Violation { at: at.to_owned(), text });
     }
@@ -295,62 +280,32 @@ impl Checker<'_> {
     }
 
     fn unknown(&mut self, prefix: &str, key: &str) {
-        let text = self.t(
-            &format!("unknown key `{key}`; remove it, fix its spelling, or prefix it with `x-`"),
-            &format!("知らないキー `{key}` です。消すか、綴りを直すか、先頭に `x-` を付けてください"),
-        );
+        let text = msg!(self.language, UnknownKey, key);
         self.push(&Self::join(prefix, key), text);
     }
 
     fn missing(&mut self, at: &str) {
         let key = at.rsplit('.').next().unwrap_or(at);
-        let text = self.t(
-            &format!("required key `{key}` is missing; add it"),
-            &format!("必須のキー `{key}` がありません。書き足してください"),
-        );
+        let text = msg!(self.language, MissingKey, key);
         self.push(at, text);
     }
 
     fn wrong(&mut self, at: &str, expected: Expected, found: &Value) {
-        let (fe, fj) = kind_of(found);
-        let (ee, ej, fix_en, fix_ja) = match expected {
-            Expected::String => {
-                ("a string", "文字列", "write a single string", "1 つの文字列を書いてください")
-            }
-            Expected::List => {
-                ("a list", "並び", "write a list such as [a, b]", "[a, b] のような並びを書いてください")
-            }
-            Expected::Mapping => {
-                ("a mapping", "キーと値の組", "write key: value lines", "キー: 値 の形で書いてください")
-            }
-            Expected::Bool => {
-                ("true or false", "true か false", "write true or false", "true か false を書いてください")
-            }
-            Expected::Relation => (
-                "a mapping with to, type and when, or a document ID",
-                "to・type・when を持つ組か文書の ID",
-                "write {to: …, type: …, when: …}",
-                "{to: …, type: …, when: …} の形で書いてください",
-            ),
-            Expected::TagRef => (
-                "a tag name or {name: …, main: true}",
-                "タグの名前か {name: …, main: true}",
-                "write the tag name",
-                "タグの名前を書いてください",
-            ),
+        let (expected, fix) = match expected {
+            Expected::String => (Msg::ExpectString, Msg::FixString),
+            Expected::List => (Msg::ExpectList, Msg::FixList),
+            Expected::Mapping => (Msg::ExpectMapping, Msg::FixMapping),
+            Expected::Bool => (Msg::ExpectBool, Msg::FixBool),
+            Expected::Relation => (Msg::ExpectRelation, Msg::FixRelation),
+            Expected::TagRef => (Msg::ExpectTagRef, Msg::FixTagRef),
         };
-        let text = match self.language {
-            Language::En => format!("must be {ee}, not {fe}; {fix_en}"),
-            Language::Ja => format!("{ej}にしてください（今は{fj}です）。{fix_ja}"),
-        };
-        self.push(at, text);
+        let lang = self.language;
+        let (expected, found, fix) = (expected.text(lang), kind_of(found).text(lang), fix.text(lang));
+        self.push(at, msg!(lang, WrongType, expected, found, fix));
     }
 
     fn empty(&mut self, at: &str) {
-        let text = self.t(
-            "must not be empty; write a value or remove the key",
-            "空にはできません。値を書くか、キーを消してください",
-        );
+        let text = Msg::EmptyValue.text(self.language);
         self.push(at, text);
     }
 
@@ -401,16 +356,10 @@ impl Checker<'_> {
     fn id(&mut self, val: &Value, at: &str) -> Option<String> {
         let id = self.string(val, at, true)?;
         if id.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            let text = self.t(
-                &format!("ID `{id}` contains whitespace; use an ID without spaces or control characters"),
-                &format!("ID `{id}` に空白か制御文字があります。空白のない ID にしてください"),
-            );
+            let text = msg!(self.language, IdWhitespace, id);
             self.push(at, text);
         } else if id.chars().count() > 200 {
-            let text = self.t(
-                "the ID is longer than 200 characters; use a shorter ID",
-                "ID が 200 文字を超えています。短い ID にしてください",
-            );
+            let text = Msg::IdTooLong.text(self.language);
             self.push(at, text);
         }
         Some(id)
@@ -423,10 +372,7 @@ impl Checker<'_> {
             if RelPath::new(&root).is_err() {
                 self.outside(&stored, at);
             } else {
-                let text = self.t(
-                    &format!("`{stored}` is not a Markdown file; point path to a .md file"),
-                    &format!("`{stored}` は Markdown のファイルではありません。path を .md のファイルにしてください"),
-                );
+                let text = msg!(self.language, NotMarkdownPath, path = stored);
                 self.push(at, text);
             }
             return None;
@@ -435,10 +381,7 @@ impl Checker<'_> {
     }
 
     fn outside(&mut self, stored: &str, at: &str) {
-        let text = self.t(
-            &format!("`{stored}` resolves outside the root; use a relative path inside the root"),
-            &format!("`{stored}` はルートの外を指しています。ルートの中の相対パスにしてください"),
-        );
+        let text = msg!(self.language, StoredOutside, path = stored);
         self.push(at, text);
     }
 
@@ -450,10 +393,7 @@ impl Checker<'_> {
                 None
             }
             Err(PathProblem::Reserved(dir)) => {
-                let text = self.t(
-                    &format!("`{stored}` is inside {dir}; point path to a document of the project"),
-                    &format!("`{stored}` は {dir} の中です。プロジェクトの文書を指してください"),
-                );
+                let text = msg!(self.language, StoredReserved, path = stored, dir);
                 self.push(at, text);
                 None
             }
@@ -464,10 +404,7 @@ impl Checker<'_> {
         let stored = self.string(val, at, true)?;
         let root = self.checked_path(&stored, at)?;
         if GlobFilter::new(std::slice::from_ref(&root), &[]).is_err() {
-            let text = self.t(
-                &format!("`{stored}` is not a valid glob; fix the pattern"),
-                &format!("`{stored}` はグロブとして読めません。パターンを直してください"),
-            );
+            let text = msg!(self.language, NotAGlob, pattern = stored);
             self.push(at, text);
             return None;
         }
@@ -576,10 +513,7 @@ impl Checker<'_> {
                                 if RELATION_TYPES.iter().any(|(k, _)| *k == t) {
                                     r.kind = Some(t);
                                 } else {
-                                    let text = self.t(
-                                        &format!("`{t}` is not a relation type; use requires, references, replaces, part_of or change_together"),
-                                        &format!("`{t}` は関連の種類にありません。requires・references・replaces・part_of・change_together のどれかにしてください"),
-                                    );
+                                    let text = msg!(self.language, NotARelationType, type = t);
                                     self.push(&here, text);
                                 }
                             }
@@ -825,7 +759,7 @@ fn levenshtein(a: &[char], b: &[char]) -> usize {
 /// `` `a`, `b` `` (or `` `a`・`b` ``), or "none"/「なし」.
 pub fn quoted_list(names: &[String], language: Language) -> String {
     if names.is_empty() {
-        return language.pick("none", "なし").to_owned();
+        return Msg::NoneClose.text(language);
     }
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(language.list_sep())
 }

@@ -1,4 +1,5 @@
-//! `init` (`catalog.md` §8.4): a commented starter configuration and an index.
+//! `init` (`catalog.md` §8.4): a commented starter configuration and an index. Its messages are
+//! English: the configuration that could name a language is what it creates.
 //!
 //! Invariants:
 //!
@@ -14,8 +15,10 @@ use yaml_serde::{Mapping, Value};
 use super::config::{STANDALONE_FILE, resolve_in_root};
 use super::editor::new_entry_lines;
 use super::index::stored_path;
+use super::messages::{Msg, msg};
 use crate::error::{Error, Result};
 use crate::markdown::scan_links;
+use crate::text::Language;
 use crate::workspace::{GlobFilter, PathContext, Workspace};
 
 /// The first lines of a created index.
@@ -42,7 +45,7 @@ pub fn init(ws: &Workspace, req: &InitRequest<'_>) -> Result<Vec<String>> {
     };
     let index_rel = resolve_in_root(ws, &base, &index_abs.to_string_lossy())
         .filter(|p| !p.is_empty())
-        .ok_or_else(|| Error::invalid_path("The index path is outside the root; pass --index with a path inside the knowledge-base root."))?;
+        .ok_or_else(|| Error::invalid_path(Msg::InitIndexOutside.text(Language::En)))?;
     let index_rel = ws.rel_path(&index_rel, PathContext::Any)?;
     // The configuration's `index` value, relative to its base folder (the project root).
     let base_rel = resolve_in_root(ws, &base, ".").unwrap_or_default();
@@ -54,40 +57,8 @@ pub fn init(ws: &Workspace, req: &InitRequest<'_>) -> Result<Vec<String>> {
     };
 
     // Refuse before writing anything.
-    let (config_path, config_text, config_shown) = match req.server_config {
-        Some(path) => {
-            let shown = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if path.exists() {
-                let text = std::fs::read_to_string(path).map_err(|e| Error::io(&format!("`{shown}`"), &e))?;
-                let has_catalog = matches!(
-                    yaml_serde::from_str::<Value>(&text),
-                    Ok(Value::Mapping(m)) if m.contains_key("catalog")
-                );
-                if has_catalog {
-                    return Err(Error::invalid_argument(format!(
-                        "`{shown}` already has a catalog section; edit it instead."
-                    )));
-                }
-                let mut section = String::new();
-                if !text.is_empty() && !text.ends_with('\n') {
-                    section.push('\n');
-                }
-                section.push_str(&server_section(&index_value, scan_line.as_deref()));
-                (path.to_path_buf(), section, shown)
-            } else {
-                (path.to_path_buf(), server_section(&index_value, scan_line.as_deref()), shown)
-            }
-        }
-        None => {
-            let path = base.join(STANDALONE_FILE);
-            if path.exists() {
-                return Err(Error::invalid_argument(format!(
-                    "`{STANDALONE_FILE}` already exists; edit it instead."
-                )));
-            }
-            (path, standalone(&index_value, scan_line.as_deref()), STANDALONE_FILE.to_owned())
-        }
-    };
+    let (config_path, config_text, config_shown) =
+        planned_config(req, &base, &index_value, scan_line.as_deref())?;
 
     // The index text (pre-filled with --scan).
     let index_exists = ws.file_metadata(&index_rel)?.is_some();
@@ -116,6 +87,39 @@ pub fn init(ws: &Workspace, req: &InitRequest<'_>) -> Result<Vec<String>> {
         }
     }
     Ok(lines)
+}
+
+/// The configuration file to write, the text to append to it and its name for messages; an
+/// existing catalog configuration is refused.
+fn planned_config(
+    req: &InitRequest<'_>,
+    base: &Path,
+    index_value: &str,
+    scan_line: Option<&str>,
+) -> Result<(PathBuf, String, String)> {
+    let Some(path) = req.server_config else {
+        let path = base.join(STANDALONE_FILE);
+        if path.exists() {
+            return Err(Error::invalid_argument(msg!(Language::En, InitFileExists, path = STANDALONE_FILE)));
+        }
+        return Ok((path, standalone(index_value, scan_line), STANDALONE_FILE.to_owned()));
+    };
+    let shown = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if !path.exists() {
+        return Ok((path.to_path_buf(), server_section(index_value, scan_line), shown));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(&format!("`{shown}`"), &e))?;
+    let has_catalog =
+        matches!(yaml_serde::from_str::<Value>(&text), Ok(Value::Mapping(m)) if m.contains_key("catalog"));
+    if has_catalog {
+        return Err(Error::invalid_argument(msg!(Language::En, InitHasSection, path = shown)));
+    }
+    let mut section = String::new();
+    if !text.is_empty() && !text.ends_with('\n') {
+        section.push('\n');
+    }
+    section.push_str(&server_section(index_value, scan_line));
+    Ok((path.to_path_buf(), section, shown))
 }
 
 fn standalone(index: &str, scan: Option<&str>) -> String {

@@ -9,6 +9,9 @@
 //! - [`find`]: `kb_find_docs` and `kb_list_tags` (§5, §6.1, §6.2).
 //! - [`editor`] and [`update`]: `kb_update_index`, the text-preserving edit (§6.3).
 //! - [`check`] and [`git`]: `kb_check` and its `base` comparison (§6.4).
+//! - [`load`]: the edge: what a call reads from files and `git`, loaded once; [`find`] and
+//!   [`check`] are pure over it.
+//! - [`args`]: argument checks; [`messages`]: every message in English and Japanese.
 //!
 //! Invariants:
 //!
@@ -18,6 +21,7 @@
 //! - Every path it returns is root-relative with `/` separators.
 //! - Messages follow the configured [`Language`]; English is the default.
 
+pub mod args;
 pub mod check;
 pub mod config;
 pub mod docs;
@@ -26,6 +30,8 @@ pub mod find;
 pub mod git;
 pub mod index;
 pub mod init;
+pub mod load;
+pub mod messages;
 pub mod update;
 
 #[cfg(test)]
@@ -33,43 +39,12 @@ mod tests;
 
 use unicode_normalization::UnicodeNormalization;
 
+pub use crate::text::Language;
+
 pub use config::{
     BuildSettings, CatalogSettings, HtmlLang, HtmlSettings, SettingsEnv, SettingsOrigin, SettingsProblem,
     find_settings, inspect_settings, load_settings,
 };
-
-/// The language of catalog messages and Markdown labels (`catalog.md` §3.3 `language`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Language {
-    /// English (the default).
-    #[default]
-    En,
-    /// Japanese: mdmark's texts.
-    Ja,
-}
-
-impl Language {
-    /// `en` or `ja`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Language::En => "en",
-            Language::Ja => "ja",
-        }
-    }
-
-    /// The text for this language.
-    pub fn pick<T>(self, en: T, ja: T) -> T {
-        match self {
-            Language::En => en,
-            Language::Ja => ja,
-        }
-    }
-
-    /// The separator between items of a list in a sentence or a cell: `, ` or `・`.
-    pub fn list_sep(self) -> &'static str {
-        self.pick(", ", "・")
-    }
-}
 
 /// `norm(s)` of `catalog.md` §2.6: NFKC, Unicode lowercase, trimmed of White_Space.
 pub fn norm(s: &str) -> String {

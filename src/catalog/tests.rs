@@ -812,3 +812,140 @@ fn doc_data_of_a_large_index_comes_back_in_order() {
         assert_eq!(info.chars, want, "{}", paths[i]);
     }
 }
+
+/// Both texts of every catalogue entry take the same arguments, and every argument is filled
+/// when a message is rendered with them.
+#[test]
+fn every_message_has_the_same_arguments_in_both_languages() {
+    use super::messages::{CATALOGUE, fill, placeholders};
+    for (m, _, en, ja) in CATALOGUE {
+        assert_eq!(
+            placeholders(en),
+            placeholders(ja),
+            "{m:?}: the English and Japanese texts differ in arguments"
+        );
+        let names = placeholders(en);
+        let args: Vec<(&str, &dyn std::fmt::Display)> =
+            names.iter().map(|n| (*n, n as &dyn std::fmt::Display)).collect();
+        for text in [en, ja] {
+            let out = fill(text, &args);
+            assert!(!out.contains("{{") && !out.contains("}}"), "{m:?}: {out}");
+        }
+    }
+}
+
+/// The first code span of a Markdown table cell, as written (`` ``a `b` c`` `` → `` a `b` c ``).
+fn code_span(cell: &str) -> Option<String> {
+    let start = cell.find('`')?;
+    let ticks = cell[start..].chars().take_while(|c| *c == '`').count();
+    let fence = "`".repeat(ticks);
+    let body = &cell[start + ticks..];
+    let end = body.find(&fence)?;
+    let text = &body[..end];
+    // The space that keeps a backtick off the fence, on either side.
+    let text = text.strip_prefix(' ').unwrap_or(text);
+    Some(text.strip_suffix(' ').unwrap_or(text).to_owned())
+}
+
+/// The catalogue's numbered messages (E1…) and issue messages are the specification's sentences
+/// (`catalog.md` §9.2 and §9.5), in both languages.
+#[test]
+fn numbered_and_issue_messages_are_the_specification_texts() {
+    use super::messages::CATALOGUE;
+    let Some(spec) = crate::testdata::shared_or_skip("spec/catalog.md") else { return };
+    let spec = fs::read_to_string(spec).unwrap();
+    let mut rows: std::collections::HashMap<String, (String, String)> = std::collections::HashMap::new();
+    for line in spec.lines().filter(|l| l.starts_with("| ")) {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        let key = cells[0].trim_matches('`').to_owned();
+        let texts: Vec<String> = cells[1..].iter().filter_map(|c| code_span(c)).collect();
+        if texts.len() >= 2 && (key.starts_with('E') || crate::catalog::ISSUE_KINDS.contains(&key.as_str())) {
+            let n = texts.len();
+            rows.insert(key, (texts[n - 2].clone(), texts[n - 1].clone()));
+        }
+    }
+    let mut compared = 0;
+    for (m, code, en, ja) in CATALOGUE.iter().filter(|e| !e.1.is_empty()) {
+        let (spec_en, spec_ja) =
+            rows.get(*code).unwrap_or_else(|| panic!("{code} ({m:?}) is not in the specification"));
+        assert_eq!(en.replace("{{", "{").replace("}}", "}"), *spec_en, "{code} ({m:?}) English");
+        assert_eq!(ja.replace("{{", "{").replace("}}", "}"), *spec_ja, "{code} ({m:?}) Japanese");
+        compared += 1;
+    }
+    assert!(compared >= 45, "only {compared} messages carry a number or an issue kind");
+}
+
+/// `kb_check` runs over an input held in memory: no file is read, so the same input always gives
+/// the same issues (missing document, broken link, missing anchor, unindexed file).
+#[test]
+fn check_runs_over_an_input_in_memory() {
+    use std::sync::Arc;
+
+    use super::check::{CheckInput, IndexState, run};
+    use super::docs::{DocInfo, FileProblem, parse_index};
+    use crate::markdown::Document;
+
+    let info = |text: &str| {
+        let links = crate::links::extract(text, &Document::parse(text));
+        Arc::new(DocInfo { chars: Some(text.chars().count()), problem: None, links, prose: norm(text) })
+    };
+    let yaml = "docs:\n  - {id: a, path: a.md, title: A}\n  - {id: b, path: b.md, title: B}\n  - {id: c, path: c.md, title: C}\n";
+    let read = parse_index(
+        yaml.as_bytes().to_vec(),
+        "index.yaml".into(),
+        String::new(),
+        DEFAULT_INTERNAL_DIR,
+        Language::En,
+    );
+    let mut settings = CatalogSettings::defaults();
+    settings.index = Some("index.yaml".into());
+    settings.scan = vec!["**/*.md".into()];
+    let missing = Arc::new(DocInfo { problem: Some(FileProblem::Missing), ..DocInfo::default() });
+    let input = CheckInput {
+        config_file: "mdmark.config.yaml".into(),
+        settings: Some(settings),
+        markdown: vec!["a.md".into(), "b.md".into(), "extra.md".into()],
+        index: Some(IndexState::Read(read)),
+        docs: [
+            ("a.md".to_owned(), info("# A\n\nSee [b](b.md#nope) and [gone](gone.md).\n")),
+            ("b.md".to_owned(), info("# Real heading\n")),
+            ("c.md".to_owned(), missing),
+        ]
+        .into_iter()
+        .collect(),
+        exists: [("b.md".to_owned(), true), ("gone.md".to_owned(), false)].into_iter().collect(),
+        ..CheckInput::default()
+    };
+    let issues = run(&input, &[]);
+    let found: Vec<(&str, &str, &str)> =
+        issues.iter().map(|i| (i.kind, i.file.as_str(), i.at.as_str())).collect();
+    assert_eq!(
+        found,
+        [
+            ("missing_doc", "index.yaml", "docs[2].path"),
+            ("unindexed_doc", "extra.md", ""),
+            ("missing_anchor", "a.md", "3"),
+            ("broken_link", "a.md", "3"),
+        ]
+    );
+    assert_eq!(issues[3].message, "Link target `gone.md` does not exist; fix the link or restore the file.");
+    assert_eq!(run(&input, &["broken_link".to_owned()]).len(), 3, "ignored kinds are left out");
+}
+
+/// An index over 16 MiB is refused with the catalog's own sentence, in the configured language:
+/// the workspace marks the refusal with a typed detail (`ErrorDetail::TooLarge`), not a text.
+#[test]
+fn an_index_over_16_mib_is_refused_in_the_configured_language() {
+    let (dir, ws) = project();
+    let mut big = String::from("docs: []\n");
+    big.push_str(&"# padding\n".repeat(16 * 1024 * 1024 / 10 + 1));
+    write(dir.path(), "index.yaml", &big);
+    let s = section("index: index.yaml\nlanguage: ja\n");
+    let settings = load_settings(&env(&ws, dir.path(), Some(&s)), None).unwrap();
+    let err = super::docs::read_index(&ws, &settings).unwrap_err();
+    assert_eq!(err.code, ErrorCode::UnsupportedFormat);
+    assert_eq!(
+        err.message,
+        "索引のファイル `index.yaml` が 16 MiB を超えています。索引を分けるか、項目を減らしてください。"
+    );
+}

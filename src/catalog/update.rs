@@ -14,8 +14,9 @@ use yaml_serde::{Mapping, Value};
 
 use super::config::{CatalogSettings, scalar_string};
 use super::docs::{index_missing_message, violation_message};
-use super::editor::{Splice, is_flow, reemit_flow, splice};
+use super::editor::{Splice, is_flow, reemit_flow, splice, unsupported};
 use super::index::{MAX_INDEX_BYTES, PathBase, stored_path, validate};
+use super::messages::{Msg, msg};
 use super::{Language, norm};
 use crate::error::{Error, ErrorCode, Result};
 use crate::text::sha256_hex;
@@ -60,18 +61,10 @@ pub fn update_index(
         "doc" => ("docs", "id"),
         "term" => ("terms", "id"),
         "tag" => ("tags", "name"),
-        other => {
-            return Err(Error::invalid_argument(lang.pick(
-                format!("`{other}` is not a valid kind; use one of doc, term, tag."),
-                format!("`{other}` は kind に使えません。doc・term・tag のどれかにしてください。"),
-            )));
-        }
+        other => return Err(Error::invalid_argument(msg!(lang, BadKind, kind = other))),
     };
     if req.id.is_empty() || req.id.trim() != req.id {
-        return Err(Error::invalid_argument(lang.pick(
-            "id must not be empty or start or end with whitespace; pass the exact ID.",
-            "id は空にも、前後に空白のある文字列にもできません。ID をそのまま渡してください。",
-        )));
+        return Err(Error::invalid_argument(Msg::BadId.text(lang)));
     }
     let index_path = settings.index_path()?.to_owned();
     let rel = ws.rel_path(&index_path, PathContext::Any)?;
@@ -88,9 +81,17 @@ pub fn update_index(
             }
             Err(e) => return Err(e),
         };
-        let Some(planned) =
-            plan(ws, &bytes, &index_path, &dir, list, id_key, req.id, new_entry.as_ref(), lang)?
-        else {
+        let edit = Edit {
+            index_path: &index_path,
+            dir: &dir,
+            internal: ws.internal_dir_name(),
+            list,
+            id_key,
+            id: req.id,
+            new_entry: new_entry.as_ref(),
+            lang,
+        };
+        let Some(planned) = edit.plan(&bytes)? else {
             return Ok(Updated { action: "replaced", index: index_path });
         };
         before_write();
@@ -101,13 +102,7 @@ pub fn update_index(
             Err(e) => return Err(e),
         }
     }
-    Err(Error::new(
-        ErrorCode::Conflict,
-        lang.pick(
-            "The index changed while it was being updated; call kb_update_index again.",
-            "書き換えの間に索引が変わりました。kb_update_index をもう一度呼んでください。",
-        ),
-    ))
+    Err(Error::new(ErrorCode::Conflict, Msg::ConcurrentChange.text(lang)))
 }
 
 /// The new entry as YAML: the ID key first, `null` keys dropped, paths stored relative to the
@@ -128,10 +123,7 @@ fn entry_value(
             _ => false,
         };
         if !same {
-            return Err(Error::invalid_argument(lang.pick(
-                format!("item.{id_key} differs from id; pass the new ID in id, or remove and add the entry to rename it."),
-                format!("item の {id_key} が id と違います。新しい ID は id に渡すか、項目を消して足し直してください。"),
-            )));
+            return Err(Error::invalid_argument(msg!(lang, ItemIdDiffers, key = id_key)));
         }
     }
     item.retain(|_, v| !v.is_null());
@@ -145,14 +137,8 @@ fn entry_value(
                 let Json::Object(r) = r else {
                     return Err(Error::invalid_argument(format!(
                         "{}\nrelated[{i}]: {}",
-                        lang.pick(
-                            "The index would not match its schema, so it was not changed:",
-                            "書き換えた後の索引がスキーマに合わないため、書き換えませんでした:",
-                        ),
-                        lang.pick(
-                            "must be an object with to, type and when",
-                            "to・type・when を持つオブジェクトにしてください"
-                        ),
+                        Msg::IndexSchemaUpdate.text(lang),
+                        Msg::RelatedNotObject.text(lang),
                     )));
                 };
                 if let Some(Json::Array(paths)) = r.get_mut("paths") {
@@ -176,10 +162,7 @@ fn entry_value(
 }
 
 fn path_error(p: &str, lang: Language) -> Error {
-    Error::invalid_path(lang.pick(
-        format!("`{p}` is not a root-relative path inside the project; use a root-relative path inside the project."),
-        format!("`{p}` はプロジェクトの中の相対パスではありません。プロジェクトの中の相対パスにしてください。"),
-    ))
+    Error::invalid_path(msg!(lang, NotRootRelative, path = p))
 }
 
 fn root_relative(p: &str, lang: Language) -> Result<String> {
@@ -195,153 +178,169 @@ fn root_relative_glob(g: &str, lang: Language) -> Result<String> {
     if bad { Err(path_error(g, lang)) } else { Ok(g.trim_start_matches("./").to_owned()) }
 }
 
-/// Plans one attempt: `None` when the replace changes nothing, else the action and new bytes.
-#[allow(clippy::too_many_arguments)]
-fn plan(
-    ws: &Workspace,
-    bytes: &[u8],
-    index_path: &str,
-    dir: &str,
-    list: &str,
-    id_key: &str,
-    id: &str,
-    new_entry: Option<&Mapping>,
+/// One planned edit of the index: which list and entry, the new entry, where the index lies.
+struct Edit<'a> {
+    /// Root-relative index path (for messages).
+    index_path: &'a str,
+    /// Root-relative folder of the index.
+    dir: &'a str,
+    /// The internal index directory name (refused in stored paths like `.git`).
+    internal: &'a str,
+    /// `docs`, `terms` or `tags`.
+    list: &'a str,
+    /// `id` or `name`.
+    id_key: &'a str,
+    /// The entry's ID.
+    id: &'a str,
+    /// The new entry, or `None` to remove.
+    new_entry: Option<&'a Mapping>,
     lang: Language,
-) -> Result<Option<(&'static str, Vec<u8>)>> {
-    let bom = bytes.starts_with(b"\xEF\xBB\xBF");
-    let body = if bom { &bytes[3..] } else { bytes };
-    let text = std::str::from_utf8(body).map_err(|_| {
-        Error::new(
-            ErrorCode::UnsupportedFormat,
-            lang.pick(
-                format!("Index file `{index_path}` is not valid UTF-8; save it as UTF-8."),
-                format!("索引のファイル `{index_path}` が UTF-8 ではありません。UTF-8 で保存してください。"),
-            ),
-        )
-    })?;
-    let value: Value = yaml_serde::from_str(text).map_err(|e| {
-        let line = e.location().map_or(1, |l| l.line());
-        let detail = super::config::yaml_detail(&e);
-        if detail.contains("more than one document") {
-            return super::editor::unsupported(lang, lang.pick("more than one YAML document", "複数の YAML 文書"), "---");
+}
+
+impl Edit<'_> {
+    /// Plans one attempt: `None` when the replace changes nothing, else the action and new bytes.
+    fn plan(&self, bytes: &[u8]) -> Result<Option<(&'static str, Vec<u8>)>> {
+        let bom = bytes.starts_with(b"\xEF\xBB\xBF");
+        let text = self.text(if bom { &bytes[3..] } else { bytes })?;
+        let value = self.parse(text)?;
+        let Value::Mapping(top) = &value else {
+            return Err(unsupported(self.lang, Msg::FeatureTopNotMapping, &Msg::TopLevel.text(self.lang)));
+        };
+        let entries: Vec<Value> = match top.get(self.list) {
+            Some(Value::Sequence(s)) => s.clone(),
+            _ => Vec::new(),
+        };
+        let found = self.target(&entries)?;
+        let Some((action, change, new_list)) = self.change(&entries, found)? else { return Ok(None) };
+        let intended = self.intended(top, new_list.clone());
+        let base = PathBase { dir: self.dir, internal: self.internal };
+        let validated = validate(&intended, base, self.lang);
+        if !validated.violations.is_empty() {
+            let message = violation_message(Msg::IndexSchemaUpdate, &validated.violations, self.lang);
+            return Err(Error::invalid_argument(message));
         }
-        Error::invalid_argument(lang.pick(
-            format!("Index file `{index_path}` is not valid YAML at line {line} ({detail}); fix the syntax."),
-            format!("索引のファイル `{index_path}` の {line} 行目を YAML として読めません（{detail}）。書き方を直してください。"),
-        ))
-    })?;
-    let Value::Mapping(top) = &value else {
-        return Err(super::editor::unsupported(
-            lang,
-            lang.pick("a top level that is not a block mapping", "ブロックのマッピングでない最上位"),
-            lang.pick("(top level)", "（最上位）"),
-        ));
-    };
-    let entries: Vec<Value> = match top.get(list) {
-        Some(Value::Sequence(s)) => s.clone(),
-        _ => Vec::new(),
-    };
-    let key_of = |e: &Value| e.as_mapping().and_then(|m| m.get(id_key)).and_then(scalar_string);
-    let hits: Vec<usize> = entries
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| key_of(e).as_deref() == Some(id))
-        .map(|(i, _)| i)
-        .collect();
-    if hits.len() > 1 {
-        let n = hits.len();
-        return Err(Error::new(
-            ErrorCode::Conflict,
-            lang.pick(
-                format!("ID `{id}` appears {n} times in {list}; remove the duplicates first (kb_check lists them)."),
-                format!("ID `{id}` が {list} に {n} 個あります。先に重なりを消してください（kb_check で確かめられます）。"),
-            ),
-        ));
+        let produced = if is_flow(text, self.list, self.lang)? {
+            let maps: Vec<Mapping> = new_list.iter().filter_map(|v| v.as_mapping().cloned()).collect();
+            reemit_flow(text, self.list, &maps, self.lang)?
+        } else {
+            splice(text, self.list, &change, self.lang)?
+        };
+        self.check_round_trip(&produced, &intended)?;
+        let mut out = Vec::with_capacity(produced.len() + 3);
+        if bom {
+            out.extend_from_slice(b"\xEF\xBB\xBF");
+        }
+        out.extend_from_slice(produced.as_bytes());
+        Ok(Some((action, out)))
     }
-    let found = hits.first().copied();
-    if list == "tags"
-        && found.is_none()
-        && new_entry.is_some()
-        && let Some(existing) = entries.iter().filter_map(key_of).find(|n| norm(n) == norm(id))
-    {
-        return Err(Error::new(
-            ErrorCode::Conflict,
-            lang.pick(
-                format!("Tag `{id}` would duplicate the existing tag `{existing}`; pass `{existing}` as id to replace it."),
-                format!("タグ `{id}` は既にあるタグ `{existing}` と重なります。置き換えるなら id に `{existing}` を渡してください。"),
-            ),
-        ));
+
+    fn text<'b>(&self, body: &'b [u8]) -> Result<&'b str> {
+        std::str::from_utf8(body).map_err(|_| {
+            Error::new(ErrorCode::UnsupportedFormat, msg!(self.lang, IndexNotUtf8, path = self.index_path))
+        })
     }
-    let mut new_list = entries.clone();
-    let (action, change) = match (found, new_entry) {
-        (Some(k), Some(new)) => {
-            let Some(old) = entries[k].as_mapping() else {
-                return Err(super::editor::unsupported(
-                    lang,
-                    lang.pick("an entry that is not a mapping", "マッピングでない項目"),
-                    &format!("{list}[{k}]"),
-                ));
-            };
-            if old == new {
-                return Ok(None);
+
+    /// The YAML value; more than one document is E24, other syntax errors E7.
+    fn parse(&self, text: &str) -> Result<Value> {
+        yaml_serde::from_str(text).map_err(|e| {
+            let line = e.location().map_or(1, |l| l.line());
+            let detail = super::config::yaml_detail(&e);
+            if detail.contains("more than one document") {
+                return unsupported(self.lang, Msg::FeatureManyDocuments, "---");
             }
-            new_list[k] = Value::Mapping(new.clone());
-            ("replaced", Splice::Replace { k, old, new })
-        }
-        (None, Some(new)) => {
-            new_list.push(Value::Mapping(new.clone()));
-            ("added", Splice::Add { new })
-        }
-        (Some(k), None) => {
-            new_list.remove(k);
-            ("removed", Splice::Remove { k })
-        }
-        (None, None) => {
-            return Err(Error::not_found(lang.pick(
-                format!("`{id}` is not in {list}; nothing was removed."),
-                format!("`{id}` は {list} にありません。何も消していません。"),
-            )));
-        }
-    };
-    // The intended data.
-    let mut intended = top.clone();
-    if list == "tags" && new_list.is_empty() {
-        intended.remove("tags");
-    } else {
-        intended.insert(Value::String(list.to_owned()), Value::Sequence(new_list.clone()));
+            Error::invalid_argument(msg!(self.lang, IndexNotYaml, path = self.index_path, line, detail))
+        })
     }
-    let intended = Value::Mapping(intended);
-    let validated = validate(&intended, PathBase { dir, internal: ws.internal_dir_name() }, lang);
-    if !validated.violations.is_empty() {
-        return Err(Error::invalid_argument(violation_message(
-            lang.pick(
-                "The index would not match its schema, so it was not changed:",
-                "書き換えた後の索引がスキーマに合わないため、書き換えませんでした:",
-            ),
-            &validated.violations,
-            lang,
-        )));
+
+    /// The position of the entry with this ID: E22 when it appears twice, E40 when a new tag
+    /// would differ from an existing one only in `norm`.
+    fn target(&self, entries: &[Value]) -> Result<Option<usize>> {
+        let key_of = |e: &Value| e.as_mapping().and_then(|m| m.get(self.id_key)).and_then(scalar_string);
+        let hits: Vec<usize> = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| key_of(e).as_deref() == Some(self.id))
+            .map(|(i, _)| i)
+            .collect();
+        let (id, list, lang) = (self.id, self.list, self.lang);
+        if hits.len() > 1 {
+            return Err(Error::new(
+                ErrorCode::Conflict,
+                msg!(lang, DuplicateTarget, id, n = hits.len(), list),
+            ));
+        }
+        let found = hits.first().copied();
+        if list == "tags"
+            && found.is_none()
+            && self.new_entry.is_some()
+            && let Some(existing) = entries.iter().filter_map(key_of).find(|n| norm(n) == norm(id))
+        {
+            return Err(Error::new(ErrorCode::Conflict, msg!(lang, NearDuplicateTag, name = id, existing)));
+        }
+        Ok(found)
     }
-    let produced = if is_flow(text, list, lang)? {
-        let maps: Vec<Mapping> = new_list.iter().filter_map(|v| v.as_mapping().cloned()).collect();
-        reemit_flow(text, list, &maps, lang)?
-    } else {
-        splice(text, list, &change, lang)?
-    };
-    let reread: std::result::Result<Value, _> = yaml_serde::from_str(&produced);
-    if reread.as_ref().ok() != Some(&intended) {
+
+    /// The action, the splice and the new list; `None` when a replace changes nothing.
+    #[allow(clippy::type_complexity)]
+    fn change<'e>(
+        &'e self,
+        entries: &'e [Value],
+        found: Option<usize>,
+    ) -> Result<Option<(&'static str, Splice<'e>, Vec<Value>)>> {
+        let mut new_list = entries.to_vec();
+        let (action, change) = match (found, self.new_entry) {
+            (Some(k), Some(new)) => {
+                let Some(old) = entries[k].as_mapping() else {
+                    let at = format!("{}[{k}]", self.list);
+                    return Err(unsupported(self.lang, Msg::FeatureEntryNotMapping, &at));
+                };
+                if old == new {
+                    return Ok(None);
+                }
+                new_list[k] = Value::Mapping(new.clone());
+                ("replaced", Splice::Replace { k, old, new })
+            }
+            (None, Some(new)) => {
+                new_list.push(Value::Mapping(new.clone()));
+                ("added", Splice::Add { new })
+            }
+            (Some(k), None) => {
+                new_list.remove(k);
+                ("removed", Splice::Remove { k })
+            }
+            (None, None) => {
+                return Err(Error::not_found(msg!(
+                    self.lang,
+                    NothingToRemove,
+                    id = self.id,
+                    list = self.list
+                )));
+            }
+        };
+        Ok(Some((action, change, new_list)))
+    }
+
+    /// The whole index as it should read after the edit (an emptied `tags` list goes).
+    fn intended(&self, top: &Mapping, new_list: Vec<Value>) -> Value {
+        let mut intended = top.clone();
+        if self.list == "tags" && new_list.is_empty() {
+            intended.remove("tags");
+        } else {
+            intended.insert(Value::String(self.list.to_owned()), Value::Sequence(new_list));
+        }
+        Value::Mapping(intended)
+    }
+
+    /// Fail closed: the produced text must read back as exactly the intended data.
+    fn check_round_trip(&self, produced: &str, intended: &Value) -> Result<()> {
+        let reread: std::result::Result<Value, _> = yaml_serde::from_str(produced);
+        if reread.as_ref().ok() == Some(intended) {
+            return Ok(());
+        }
         tracing::error!(
-            "kb_update_index: the edited text of {index_path} does not read back as the intended data; nothing was written"
+            "kb_update_index: the edited text of {} does not read back as the intended data; nothing was written",
+            self.index_path
         );
-        return Err(Error::internal(lang.pick(
-            "The operation failed unexpectedly; see the server log on stderr and retry.",
-            "思わぬ理由で失敗しました。サーバーのログ（標準エラー）を確かめて、もう一度試してください。",
-        )));
+        Err(Error::internal(Msg::Unexpected.text(self.lang)))
     }
-    let mut out = Vec::with_capacity(produced.len() + 3);
-    if bom {
-        out.extend_from_slice(b"\xEF\xBB\xBF");
-    }
-    out.extend_from_slice(produced.as_bytes());
-    Ok(Some((action, out)))
 }

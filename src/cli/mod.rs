@@ -135,7 +135,8 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             if json { print_json(&all) } else { print_text(&render::links(&all)) }
         }
-        Command::ExportHtml { mut request } => {
+        Command::ExportHtml { request } => {
+            let mut request = request.request();
             request.file = root_relative(&engine, &request.file)?;
             request.out = request.out.map(|o| root_relative(&engine, &o)).transpose()?;
             request.config = request.config.map(|c| root_relative(&engine, &c)).transpose()?;
@@ -143,14 +144,15 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             print_warnings(&result.warnings);
             print_text(&format!("{}\n", result.out))
         }
-        Command::BuildSite { mut request } => {
-            request.config = request.config.map(|c| root_relative(&engine, &c)).transpose()?;
+        Command::BuildSite { catalog_config } => {
+            let config = catalog_config.map(|c| root_relative(&engine, &c)).transpose()?;
+            let request = crate::wire::BuildSiteRequest { config };
             let result = engine.build_html_site(&request)?;
             print_warnings(&result.warnings);
             print_text(&format!("{} ({} documents)\n", result.out, result.docs))
         }
         Command::Pdf { request, json } => {
-            let result = engine.export_pdf_book(&request)?;
+            let result = engine.export_pdf_book(&request.request())?;
             if json {
                 return print_json(&result);
             }

@@ -15,7 +15,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, Parser, Subcommand};
 
 use super::{CliOverrides, EmbeddingProvider, SearchMode};
-use crate::wire::{BuildSiteRequest, ExportHtmlRequest, PdfBookRequest};
+use crate::wire::{ExportHtmlRequest, PdfBookRequest};
 
 /// Exit code of a usage error (`product.md` §4).
 const USAGE_EXIT: i32 = 2;
@@ -38,7 +38,7 @@ pub struct Cli {
     pub global: GlobalArgs,
     /// The subcommand; `None` runs the stdio MCP server (or a legacy maintenance flag).
     #[command(subcommand)]
-    pub command: Option<CliCommand>,
+    pub command: Option<Command>,
 }
 
 /// The original's options (`contract.md` §2.1), valid before or after a subcommand.
@@ -94,29 +94,22 @@ pub struct GlobalArgs {
     pub status: bool,
 }
 
-/// The subcommands (`product.md` §4).
-#[derive(Debug, Subcommand)]
-pub enum CliCommand {
+/// The subcommands (`product.md` §4): the one definition of their grammar. Values are checked
+/// while parsing (the `value_parser`s below), so a parsed [`Command`] is ready to run.
+#[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
+pub enum Command {
     /// Run the MCP server (stdio unless --http is given).
     Serve {
-        /// Serve Streamable HTTP at /mcp on this address; default 127.0.0.1:8782
-        /// (127.0.0.1:$MDMARK_PORT when that is set). Any other address needs a token.
-        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
-        http: Option<String>,
-        /// With --http: the bearer token clients must send (also $LVS_HTTP_TOKEN or
-        /// server.httpToken); required unless the address is 127.0.0.1, ::1 or localhost.
-        #[arg(long, value_name = "TOKEN", allow_hyphen_values = true)]
-        token: Option<String>,
-        /// With --http: another host name clients may use in the Host header; repeatable.
-        #[arg(long, value_name = "HOST", allow_hyphen_values = true)]
-        allow_host: Vec<String>,
-        /// With --http: another browser origin allowed to call, e.g. http://localhost:6274;
-        /// repeatable.
-        #[arg(long, value_name = "ORIGIN", allow_hyphen_values = true)]
-        allow_origin: Vec<String>,
+        /// `serve --http [ADDR]` and its options; `None` = stdio (also the default without a
+        /// subcommand).
+        #[command(flatten)]
+        http: Option<HttpServe>,
     },
     /// Reindex now and wait for the result (--force allows a destructive rebuild).
     Reindex {
+        /// `--force` (a global option): allow a destructive rebuild of an incompatible index.
+        #[arg(skip)]
+        force: bool,
         /// Reindex every file, not only the changed ones.
         #[arg(long)]
         all: bool,
@@ -130,17 +123,17 @@ pub enum CliCommand {
         #[arg(value_name = "QUERY")]
         query: String,
         /// Search mode: lexical, semantic or hybrid; default search.defaultMode.
-        #[arg(long, value_name = "MODE", allow_hyphen_values = true)]
-        mode: Option<String>,
+        #[arg(long, value_name = "MODE", allow_hyphen_values = true, value_parser = mode("--mode"))]
+        mode: Option<SearchMode>,
         /// Number of results (at most 50); default search.maxResults.
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
-        top_k: Option<String>,
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = count("--top-k"))]
+        top_k: Option<usize>,
         /// Only documents matching this glob; repeatable.
-        #[arg(long, value_name = "GLOB", allow_hyphen_values = true)]
-        include_glob: Vec<String>,
+        #[arg(long = "include-glob", value_name = "GLOB", allow_hyphen_values = true, value_parser = text("--include-glob"))]
+        include_globs: Vec<String>,
         /// Leave out documents matching this glob; repeatable.
-        #[arg(long, value_name = "GLOB", allow_hyphen_values = true)]
-        exclude_glob: Vec<String>,
+        #[arg(long = "exclude-glob", value_name = "GLOB", allow_hyphen_values = true, value_parser = text("--exclude-glob"))]
+        exclude_globs: Vec<String>,
         /// Show each hit's lexical rank, vector rank and fused score.
         #[arg(long)]
         explain: bool,
@@ -184,11 +177,11 @@ pub enum CliCommand {
         #[arg(long)]
         broken: bool,
         /// outgoing, incoming or both (default both).
-        #[arg(long, value_name = "D", allow_hyphen_values = true)]
-        direction: Option<String>,
+        #[arg(long, value_name = "D", allow_hyphen_values = true, value_parser = direction)]
+        direction: Option<crate::wire::LinkDirection>,
         /// Follow links this many files away, 1 to 5 (default 1).
-        #[arg(long, value_name = "N", allow_hyphen_values = true)]
-        depth: Option<String>,
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = count("--depth"))]
+        depth: Option<usize>,
         /// Also list external URLs.
         #[arg(long)]
         external: bool,
@@ -198,39 +191,21 @@ pub enum CliCommand {
     },
     /// Export a Markdown file as one self-contained HTML file (like kb_export_html).
     ExportHtml {
-        /// The Markdown file (relative to the working directory, inside the root).
-        #[arg(value_name = "FILE")]
-        file: String,
-        /// The HTML file to write (default: FILE with .html).
-        #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
-        out: Option<String>,
-        /// Catalog configuration to use (for html.* and index titles).
-        #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
-        catalog_config: Option<String>,
+        /// The `kb_export_html` arguments, paths as typed (relative to the working directory).
+        #[command(flatten)]
+        request: ExportHtmlArgs,
     },
     /// Combine the documents of the catalog's build settings into one HTML file (like kb_build_site).
     BuildSite {
         /// Catalog configuration to use.
-        #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
+        #[arg(long, value_name = "PATH", allow_hyphen_values = true, value_parser = text("--catalog-config"))]
         catalog_config: Option<String>,
     },
     /// Render a Markdown file as a PDF book (like kb_create_pdf_book).
     Pdf {
-        /// Root-relative path of the Markdown file.
-        #[arg(value_name = "FILE")]
-        path: String,
-        /// Root-relative path of the PDF (default: FILE with .pdf).
-        #[arg(long, value_name = "PATH", allow_hyphen_values = true)]
-        out: Option<String>,
-        /// a4, a5 (default), a6, b5 or letter.
-        #[arg(long, value_name = "F", allow_hyphen_values = true)]
-        page_format: Option<String>,
-        /// compact (default), classic, modern, technical or academic.
-        #[arg(long, value_name = "S", allow_hyphen_values = true)]
-        style: Option<String>,
-        /// Images: screen, standard (default) or print.
-        #[arg(long, value_name = "P", allow_hyphen_values = true)]
-        profile: Option<String>,
+        /// The `kb_create_pdf_book` arguments.
+        #[command(flatten)]
+        request: PdfArgs,
         /// Print the kb_create_pdf_book result as JSON.
         #[arg(long)]
         json: bool,
@@ -241,10 +216,10 @@ pub enum CliCommand {
         #[arg(long, value_name = "REF", allow_hyphen_values = true)]
         base: Option<String>,
         /// Catalog configuration file (relative to the working directory).
-        #[arg(long, value_name = "PATH")]
+        #[arg(long, value_name = "PATH", value_parser = text("--catalog-config"))]
         catalog_config: Option<String>,
         /// Leave out this issue kind; repeatable (adds to check.ignore).
-        #[arg(long, value_name = "KIND")]
+        #[arg(long, value_name = "KIND", value_parser = text("--ignore"))]
         ignore: Vec<String>,
         /// Print the kb_check result as JSON.
         #[arg(long)]
@@ -253,132 +228,89 @@ pub enum CliCommand {
     /// Create a catalog configuration (mdmark.config.yaml, or a catalog section in --config) and an index.
     Init {
         /// The index file to create (default index.yaml in the root).
-        #[arg(long, value_name = "PATH")]
+        #[arg(long, value_name = "PATH", value_parser = text("--index"))]
         index: Option<String>,
         /// Markdown files to list in the index and to check with scan; repeatable.
-        #[arg(long, value_name = "GLOB")]
+        #[arg(long, value_name = "GLOB", value_parser = text("--scan"))]
         scan: Vec<String>,
     },
 }
 
-/// What to do, once the command line is understood.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// Run the MCP server: stdio when `http` is `None` (also the default without a
-    /// subcommand), Streamable HTTP at `/mcp` on that address otherwise.
-    Serve {
-        /// `serve --http [ADDR]` and its options.
-        http: Option<HttpServe>,
-    },
-    /// Reindex synchronously and exit (`reindex`, or legacy `--reindex`).
-    Reindex {
-        /// `--force`: allow a destructive rebuild of an incompatible index.
-        force: bool,
-        /// `--all`: scope `all` instead of `changed` (never set by legacy `--reindex`).
-        all: bool,
-        /// `--json` (always set by legacy `--reindex`, which prints the result as JSON).
-        json: bool,
-    },
-    /// Search once and exit.
-    Search {
-        /// The query text.
-        query: String,
-        /// `--mode`; `None` = `search.defaultMode`.
-        mode: Option<SearchMode>,
-        /// `--top-k` (positive); `None` = `search.maxResults`.
-        top_k: Option<usize>,
-        /// `--include-glob`…
-        include_globs: Vec<String>,
-        /// `--exclude-glob`…
-        exclude_globs: Vec<String>,
-        /// `--explain`: ranks and fused score per hit.
-        explain: bool,
-        /// `--json`: print the `kb_search` structured result.
-        json: bool,
-    },
-    /// Print the status and exit (`status`, or legacy `--status`).
-    Status {
-        /// `--json` (always set by legacy `--status`).
-        json: bool,
-    },
-    /// Read a file or one element.
-    Read {
-        /// Root-relative path.
-        path: String,
-        /// Pointer or anchor; `None` = the whole document.
-        pointer: Option<String>,
-        /// `--json`: print the `kb_read` structured result.
-        json: bool,
-    },
-    /// Print a file's outline.
-    Outline {
-        /// Root-relative path.
-        path: String,
-        /// `--json`: print the `kb_outline` structured result.
-        json: bool,
-    },
-    /// Print the links around a file, or the project's (broken) links.
-    Links {
-        /// Root-relative path; `None` = the whole project.
-        path: Option<String>,
-        /// `--broken`.
-        broken: bool,
-        /// `--direction`; `None` = both.
-        direction: Option<crate::wire::LinkDirection>,
-        /// `--depth` (1–5); `None` = 1.
-        depth: Option<usize>,
-        /// `--external`.
-        external: bool,
-        /// `--json`: print the `kb_links` structured result.
-        json: bool,
-    },
-    /// `export-html`: paths as typed (relative to the working directory).
-    ExportHtml {
-        /// The `kb_export_html` request.
-        request: ExportHtmlRequest,
-    },
-    /// `build-site`: the `config` path as typed.
-    BuildSite {
-        /// The `kb_build_site` request.
-        request: BuildSiteRequest,
-    },
-    /// Export a file as a PDF book.
-    Pdf {
-        /// The `kb_create_pdf_book` request.
-        request: PdfBookRequest,
-        /// `--json`: print the structured result.
-        json: bool,
-    },
-    /// Check the document catalog.
-    Check {
-        /// `--base REF`, passed on unchecked (the check refuses refs starting with `-`).
-        base: Option<String>,
-        /// `--catalog-config PATH`, relative to the working directory.
-        catalog_config: Option<String>,
-        /// `--ignore KIND`…
-        ignore: Vec<String>,
-        /// `--json`: print the `kb_check` result.
-        json: bool,
-    },
-    /// Create a catalog configuration and index.
-    Init {
-        /// `--index PATH`, relative to the working directory.
-        index: Option<String>,
-        /// `--scan GLOB`…
-        scan: Vec<String>,
-    },
+/// `export-html`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Args)]
+pub struct ExportHtmlArgs {
+    /// The Markdown file (relative to the working directory, inside the root).
+    #[arg(value_name = "FILE")]
+    pub file: String,
+    /// The HTML file to write (default: FILE with .html).
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true, value_parser = text("--out"))]
+    pub out: Option<String>,
+    /// Catalog configuration to use (for html.* and index titles).
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true, value_parser = text("--catalog-config"))]
+    pub catalog_config: Option<String>,
+}
+
+impl ExportHtmlArgs {
+    /// The `kb_export_html` request, paths as typed.
+    pub fn request(&self) -> ExportHtmlRequest {
+        ExportHtmlRequest {
+            file: self.file.clone(),
+            out: self.out.clone(),
+            config: self.catalog_config.clone(),
+        }
+    }
+}
+
+/// `pdf`'s arguments.
+#[derive(Clone, Debug, PartialEq, Eq, Args)]
+pub struct PdfArgs {
+    /// Root-relative path of the Markdown file.
+    #[arg(value_name = "FILE")]
+    pub path: String,
+    /// Root-relative path of the PDF (default: FILE with .pdf).
+    #[arg(long, value_name = "PATH", allow_hyphen_values = true, value_parser = text("--out"))]
+    pub out: Option<String>,
+    /// a4, a5 (default), a6, b5 or letter.
+    #[arg(long, value_name = "F", allow_hyphen_values = true, value_parser = text("--page-format"))]
+    pub page_format: Option<String>,
+    /// compact (default), classic, modern, technical or academic.
+    #[arg(long, value_name = "S", allow_hyphen_values = true, value_parser = text("--style"))]
+    pub style: Option<String>,
+    /// Images: screen, standard (default) or print.
+    #[arg(long, value_name = "P", allow_hyphen_values = true, value_parser = text("--profile"))]
+    pub profile: Option<String>,
+}
+
+impl PdfArgs {
+    /// The `kb_create_pdf_book` request.
+    pub fn request(&self) -> PdfBookRequest {
+        PdfBookRequest {
+            path: self.path.clone(),
+            output_path: self.out.clone(),
+            page_format: self.page_format.clone(),
+            style: self.style.clone(),
+            profile: self.profile.clone(),
+        }
+    }
 }
 
 /// `serve --http [ADDR]`: the Streamable HTTP transport's command-line settings.
-#[derive(Clone, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default, Args)]
 pub struct HttpServe {
-    /// The address as given; `None` = the default (`127.0.0.1:${MDMARK_PORT:-8782}`).
+    /// Serve Streamable HTTP at /mcp on this address; default 127.0.0.1:8782
+    /// (127.0.0.1:$MDMARK_PORT when that is set). Any other address needs a token.
+    #[arg(long = "http", value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
     pub addr: Option<String>,
-    /// `--token`.
+    /// With --http: the bearer token clients must send (also $LVS_HTTP_TOKEN or
+    /// server.httpToken); required unless the address is 127.0.0.1, ::1 or localhost.
+    #[arg(long, value_name = "TOKEN", allow_hyphen_values = true, value_parser = text("--token"))]
     pub token: Option<String>,
-    /// `--allow-host`…
+    /// With --http: another host name clients may use in the Host header; repeatable.
+    #[arg(long = "allow-host", value_name = "HOST", allow_hyphen_values = true, value_parser = text("--allow-host"))]
     pub allow_hosts: Vec<String>,
-    /// `--allow-origin`…
+    /// With --http: another browser origin allowed to call, e.g. http://localhost:6274;
+    /// repeatable.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", allow_hyphen_values = true, value_parser = text("--allow-origin"))]
     pub allow_origins: Vec<String>,
 }
 
@@ -443,6 +375,11 @@ impl UsageError {
                     None => Self::fallback(err),
                 }
             }
+            // A value parser of ours said what is wrong (`text`, `mode`, `count`, `direction`).
+            ErrorKind::ValueValidation => match std::error::Error::source(err) {
+                Some(reason) => Self::usage(reason.to_string()),
+                None => Self::fallback(err),
+            },
             ErrorKind::UnknownArgument => match context(ContextKind::InvalidArg) {
                 Some(token) => Self::usage(unknown_token(&token)),
                 None => Self::fallback(err),
@@ -557,80 +494,9 @@ impl Cli {
             None if g.reindex => Command::Reindex { force: g.force, all: false, json: true },
             None if g.status => Command::Status { json: true },
             None => Command::Serve { http: None },
-            Some(CliCommand::Serve { http, token, allow_host, allow_origin }) => {
-                let token = value("--token", token)?;
-                let allow_hosts = list("--allow-host", allow_host)?.unwrap_or_default();
-                let allow_origins = list("--allow-origin", allow_origin)?.unwrap_or_default();
-                match http {
-                    Some(addr) => Command::Serve {
-                        http: Some(HttpServe {
-                            addr: Some(addr).filter(|a| !a.is_empty()),
-                            token,
-                            allow_hosts,
-                            allow_origins,
-                        }),
-                    },
-                    None if token.is_some() || !allow_hosts.is_empty() || !allow_origins.is_empty() => {
-                        return Err(UsageError::usage(
-                            "--token, --allow-host and --allow-origin only apply with --http; add --http [ADDR].",
-                        ));
-                    }
-                    None => Command::Serve { http: None },
-                }
-            }
-            Some(CliCommand::Reindex { all, json }) => Command::Reindex { force: g.force, all, json },
-            Some(CliCommand::Search { query, mode, top_k, include_glob, exclude_glob, explain, json }) => {
-                Command::Search {
-                    query,
-                    mode: search_mode("--mode", mode)?,
-                    top_k: value("--top-k", top_k)?.map(|v| positive_count("--top-k", &v)).transpose()?,
-                    include_globs: list("--include-glob", include_glob)?.unwrap_or_default(),
-                    exclude_globs: list("--exclude-glob", exclude_glob)?.unwrap_or_default(),
-                    explain,
-                    json,
-                }
-            }
-            Some(CliCommand::Status { json }) => Command::Status { json },
-            Some(CliCommand::Read { path, pointer, json }) => Command::Read { path, pointer, json },
-            Some(CliCommand::Outline { path, json }) => Command::Outline { path, json },
-            Some(CliCommand::Links { path, broken, direction, depth, external, json }) => Command::Links {
-                path,
-                broken,
-                direction: value("--direction", direction)?.map(|d| link_direction(&d)).transpose()?,
-                depth: value("--depth", depth)?.map(|v| positive_count("--depth", &v)).transpose()?,
-                external,
-                json,
-            },
-            Some(CliCommand::ExportHtml { file, out, catalog_config }) => Command::ExportHtml {
-                request: ExportHtmlRequest {
-                    file,
-                    out: value("--out", out)?,
-                    config: value("--catalog-config", catalog_config)?,
-                },
-            },
-            Some(CliCommand::BuildSite { catalog_config }) => Command::BuildSite {
-                request: BuildSiteRequest { config: value("--catalog-config", catalog_config)? },
-            },
-            Some(CliCommand::Pdf { path, out, page_format, style, profile, json }) => Command::Pdf {
-                request: PdfBookRequest {
-                    path,
-                    output_path: value("--out", out)?,
-                    page_format: value("--page-format", page_format)?,
-                    style: value("--style", style)?,
-                    profile: value("--profile", profile)?,
-                },
-                json,
-            },
-            Some(CliCommand::Check { base, catalog_config, ignore, json }) => Command::Check {
-                base,
-                catalog_config: value("--catalog-config", catalog_config)?,
-                ignore: list("--ignore", ignore)?.unwrap_or_default(),
-                json,
-            },
-            Some(CliCommand::Init { index, scan }) => Command::Init {
-                index: value("--index", index)?,
-                scan: list("--scan", scan)?.unwrap_or_default(),
-            },
+            Some(Command::Serve { http: Some(http) }) => Command::Serve { http: Some(http_serve(http)?) },
+            Some(Command::Reindex { all, json, .. }) => Command::Reindex { force: g.force, all, json },
+            Some(command) => command,
         };
         Ok(ParsedArgs { overrides, command })
     }
@@ -654,30 +520,56 @@ fn list(option: &str, values: Vec<String>) -> Result<Option<Vec<String>>, UsageE
 
 /// A search mode value, case-insensitive.
 fn search_mode(option: &str, v: Option<String>) -> Result<Option<SearchMode>, UsageError> {
-    value(option, v)?
-        .map(|v| {
-            SearchMode::parse(&v).ok_or_else(|| {
-                UsageError::usage(format!("{option} must be lexical, semantic or hybrid, not '{v}'."))
-            })
-        })
-        .transpose()
+    value(option, v)?.map(|v| parse_mode(option, &v).map_err(UsageError::usage)).transpose()
 }
 
-/// `outgoing`, `incoming` or `both`, case-insensitive.
-fn link_direction(v: &str) -> Result<crate::wire::LinkDirection, UsageError> {
+fn parse_mode(option: &str, v: &str) -> Result<SearchMode, String> {
+    SearchMode::parse(v).ok_or_else(|| format!("{option} must be lexical, semantic or hybrid, not '{v}'."))
+}
+
+/// `serve --http` options: `--http` itself is required for the others; `--http` without an
+/// address means the default one.
+fn http_serve(http: HttpServe) -> Result<HttpServe, UsageError> {
+    match http.addr {
+        Some(addr) => Ok(HttpServe { addr: Some(addr).filter(|a| !a.is_empty()), ..http }),
+        None => Err(UsageError::usage(
+            "--token, --allow-host and --allow-origin only apply with --http; add --http [ADDR].",
+        )),
+    }
+}
+
+/// The parser of a text option: a value that starts with `--` means the value is missing
+/// (`contract.md` §2.1).
+fn text(option: &'static str) -> impl Fn(&str) -> Result<String, String> + Clone + Send + Sync + 'static {
+    move |v: &str| {
+        if v.starts_with("--") { Err(format!("{option} requires a value.")) } else { Ok(v.to_owned()) }
+    }
+}
+
+/// The parser of a search mode option, case-insensitive.
+fn mode(option: &'static str) -> impl Fn(&str) -> Result<SearchMode, String> + Clone + Send + Sync + 'static {
+    move |v: &str| parse_mode(option, &text(option)(v)?)
+}
+
+/// The parser of a positive whole number option.
+fn count(option: &'static str) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    move |v: &str| {
+        let v = text(option)(v)?;
+        match v.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{option} must be a whole number greater than 0, not '{v}'.")),
+        }
+    }
+}
+
+/// `--direction`: `outgoing`, `incoming` or `both`, case-insensitive.
+fn direction(v: &str) -> Result<crate::wire::LinkDirection, String> {
     use crate::wire::LinkDirection;
+    let v = text("--direction")(v)?;
     match v.trim().to_ascii_lowercase().as_str() {
         "outgoing" => Ok(LinkDirection::Outgoing),
         "incoming" => Ok(LinkDirection::Incoming),
         "both" => Ok(LinkDirection::Both),
-        _ => Err(UsageError::usage(format!("--direction must be outgoing, incoming or both, not '{v}'."))),
-    }
-}
-
-/// A positive whole number.
-fn positive_count(option: &str, v: &str) -> Result<usize, UsageError> {
-    match v.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(UsageError::usage(format!("{option} must be a whole number greater than 0, not '{v}'."))),
+        _ => Err(format!("--direction must be outgoing, incoming or both, not '{v}'.")),
     }
 }

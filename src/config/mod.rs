@@ -27,7 +27,9 @@ mod tests;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use cli::{Cli, CliCommand, Command, GlobalArgs, HttpServe, ParsedArgs, UsageError, parse_args};
+pub use cli::{
+    Cli, Command, ExportHtmlArgs, GlobalArgs, HttpServe, ParsedArgs, PdfArgs, UsageError, parse_args,
+};
 pub use load::load;
 
 /// The name of the index directory under the project root (`product.md` §3).

@@ -9,11 +9,12 @@
 //!   the write gate of `kb_update_index` comes before anything is read (§2.4).
 
 use super::Engine;
-use crate::catalog::check::run_check;
+use crate::catalog::args;
 use crate::catalog::docs::load_valid_index;
-use crate::catalog::find::{BRIEF_FIELDS, FindQuery, OPTIONAL_FIELDS, find_docs, list_tags};
+use crate::catalog::find::{find_docs, list_tags};
+use crate::catalog::load::{query_input, run_check};
 use crate::catalog::update::{Update, update_index};
-use crate::catalog::{self, CatalogSettings, Language, SettingsEnv, norm};
+use crate::catalog::{self, CatalogSettings, SettingsEnv};
 use crate::error::{Error, ErrorCode, Result};
 use crate::wire::{
     CatalogText, CheckIssue, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest,
@@ -47,11 +48,8 @@ impl Engine {
     pub fn find_docs(&self, req: &FindDocsRequest) -> Result<CatalogText> {
         let settings = self.catalog_settings(req.config.as_deref())?;
         let lang = settings.language;
-        let query = find_query(req, lang)?;
-        let ws = &self.core.workspace;
-        let (_, index) = load_valid_index(ws, &settings, &self.catalog_docs)?;
-        let paths: Vec<&str> = index.docs.iter().map(|d| d.path.as_str()).collect();
-        let infos = self.catalog_docs.get_all(ws, &paths);
+        let query = args::find_query(req, lang)?;
+        let (index, infos) = query_input(&self.core.workspace, &self.catalog_docs, &settings)?;
         let answer = find_docs(&index, &infos, &query, lang)?;
         Ok(CatalogText { text: answer.text, structured: answer.structured })
     }
@@ -60,7 +58,7 @@ impl Engine {
     pub fn list_tags(&self, req: &ListTagsRequest) -> Result<CatalogText> {
         let settings = self.catalog_settings(req.config.as_deref())?;
         let lang = settings.language;
-        let json = format_is_json(req.format.as_deref(), lang)?;
+        let json = args::format_is_json(req.format.as_deref(), lang)?;
         let (_, index) = load_valid_index(&self.core.workspace, &settings, &self.catalog_docs)?;
         let answer = list_tags(&index, req.query.as_deref(), json, lang);
         Ok(CatalogText { text: answer.text, structured: answer.structured })
@@ -79,22 +77,10 @@ impl Engine {
         hook: &dyn Fn(),
     ) -> Result<UpdateIndexResponse> {
         if !self.config.knowledge_base.allow_writes {
-            return Err(Error::new(
-                ErrorCode::PermissionDenied,
-                "Workspace writes are disabled; set knowledgeBase.allowWrites: true in the server configuration to let kb_update_index write files.",
-            ));
+            return Err(Error::new(ErrorCode::PermissionDenied, args::writes_disabled("kb_update_index")));
         }
         let settings = self.catalog_settings(req.config.as_deref())?;
-        let item = match &req.item {
-            serde_json::Value::Null => None,
-            serde_json::Value::Object(m) => Some(m),
-            _ => {
-                return Err(Error::invalid_argument(settings.language.pick(
-                    "Argument `item` must be an object or null; pass {\"path\": …, \"title\": …} or null to remove the entry.",
-                    "引数 `item` はオブジェクトか null にしてください（例: {\"path\": …, \"title\": …}）。",
-                )));
-            }
-        };
+        let item = args::update_item(&req.item, settings.language)?;
         let _serial = self.catalog_updates.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let done = update_index(
             &self.core.workspace,
@@ -146,92 +132,4 @@ impl Engine {
                 .collect(),
         })
     }
-}
-
-/// Reads `format`.
-fn format_is_json(format: Option<&str>, lang: Language) -> Result<bool> {
-    match format {
-        None | Some("markdown") => Ok(false),
-        Some("json") => Ok(true),
-        Some(other) => Err(not_valid(other, "format", &["markdown", "json"], lang)),
-    }
-}
-
-/// E17.
-fn not_valid(value: &str, argument: &str, list: &[&str], lang: Language) -> Error {
-    let list = list.join(lang.pick(", ", "・"));
-    Error::invalid_argument(lang.pick(
-        format!("`{value}` is not a valid {argument}; use one of {list}."),
-        format!("`{value}` は {argument} に使えません。{list} のどれかにしてください。"),
-    ))
-}
-
-/// Checks the arguments of `kb_find_docs` (§6.1.1).
-fn find_query(req: &FindDocsRequest, lang: Language) -> Result<FindQuery> {
-    let limit = match &req.limit {
-        None | Some(serde_json::Value::Null) => 20,
-        Some(serde_json::Value::Number(n)) => match n.as_i64() {
-            Some(l @ 1..=100) if n.is_i64() || n.is_u64() => l as usize,
-            _ => {
-                return Err(Error::invalid_argument(lang.pick(
-                    "limit must be an integer from 1 to 100; pass a smaller limit and page with cursor.",
-                    "limit は 1 以上 100 以下の整数にしてください。続きは cursor で引いてください。",
-                )));
-            }
-        },
-        Some(_) => {
-            return Err(Error::invalid_argument(lang.pick(
-                "Argument `limit` must be an integer; pass 20.",
-                "引数 `limit` は整数にしてください（例: 20）。",
-            )));
-        }
-    };
-    for (name, list) in [("tags", &req.tags), ("any_tags", &req.any_tags)] {
-        if list.iter().flatten().any(|t| t.trim().is_empty()) {
-            return Err(Error::invalid_argument(lang.pick(
-                format!("{name} must not hold an empty string; remove it."),
-                format!("{name} に空の文字列は渡せません。外してください。"),
-            )));
-        }
-    }
-    let view = req.view.clone().unwrap_or_else(|| "brief".to_owned());
-    if !["brief", "standard", "full"].contains(&view.as_str()) {
-        return Err(not_valid(&view, "view", &["brief", "standard", "full"], lang));
-    }
-    let json = format_is_json(req.format.as_deref(), lang)?;
-    let include = req.include.clone().unwrap_or_default();
-    let exclude = req.exclude.clone().unwrap_or_default();
-    for (argument, list) in [("include", &include), ("exclude", &exclude)] {
-        for f in list {
-            if argument == "exclude" && BRIEF_FIELDS.contains(&f.as_str()) {
-                return Err(Error::invalid_argument(lang.pick(
-                    format!("`{f}` is always returned and cannot be excluded; remove it from exclude."),
-                    format!("`{f}` は必ず返す項目で、除けません。exclude から外してください。"),
-                )));
-            }
-            if !OPTIONAL_FIELDS.contains(&f.as_str()) {
-                return Err(not_valid(f, argument, &OPTIONAL_FIELDS, lang));
-            }
-        }
-    }
-    let count_only = req.count_only.unwrap_or(false);
-    if count_only && req.cursor.is_some() {
-        return Err(Error::invalid_argument(lang.pick(
-            "count_only returns totals for all matches; omit cursor.",
-            "count_only は当たった全ての文書を数えます。cursor を省いてください。",
-        )));
-    }
-    Ok(FindQuery {
-        text: req.text.clone().filter(|t| !norm(t).is_empty()),
-        tags: req.tags.clone().unwrap_or_default(),
-        any_tags: req.any_tags.clone().unwrap_or_default(),
-        related_to: req.related_to.clone(),
-        limit,
-        cursor: req.cursor.clone(),
-        view,
-        include,
-        exclude,
-        count_only,
-        json,
-    })
 }

@@ -11,7 +11,9 @@
 use unicode_normalization::UnicodeNormalization;
 
 use super::Engine;
+use crate::catalog::messages::{Msg, msg};
 use crate::error::{Error, Result};
+use crate::text::Language;
 use crate::wire::{ReadGuideRequest, TextBlocks};
 
 /// One guide page.
@@ -103,12 +105,13 @@ pub fn guide_list() -> String {
     out
 }
 
+/// The guides answer in English (the tool reads no catalog settings).
+const EN: Language = Language::En;
+
 /// Reads `names` from `registry`: one block `# {name}\n\n{body}` per distinct guide, in order.
 pub fn read_guides(registry: &[Guide], names: &[String]) -> Result<TextBlocks> {
     if names.is_empty() || names.iter().any(|n| n.trim().is_empty()) {
-        return Err(Error::invalid_argument(
-            "names must list at least one guide name; see the server instructions for the names.",
-        ));
+        return Err(Error::invalid_argument(Msg::GuideNamesEmpty.text(EN)));
     }
     let mut found: Vec<&Guide> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
@@ -119,15 +122,12 @@ pub fn read_guides(registry: &[Guide], names: &[String]) -> Result<TextBlocks> {
             Some(_) => {}
             None => {
                 let close = close_names(name, registry.iter().map(|g| g.name));
-                let close = if close.is_empty() {
-                    "no close names".to_owned()
+                let entry = if close.is_empty() {
+                    msg!(EN, GuideNoClose, name)
                 } else {
-                    format!(
-                        "close: {}",
-                        close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
-                    )
+                    let close = close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
+                    msg!(EN, GuideClose, name, close)
                 };
-                let entry = format!("`{name}` ({close})");
                 if !unknown.contains(&entry) {
                     unknown.push(entry);
                 }
@@ -135,19 +135,15 @@ pub fn read_guides(registry: &[Guide], names: &[String]) -> Result<TextBlocks> {
         }
     }
     if !unknown.is_empty() {
-        let noun = if unknown.len() == 1 { "name" } else { "names" };
-        return Err(Error::not_found(format!(
-            "Unknown guide {noun} {} — use the names in the server instructions; no guide was returned.",
-            unknown.join(", ")
-        )));
+        return Err(Error::not_found(match unknown.as_slice() {
+            [entry] => msg!(EN, GuideUnknownOne, entry),
+            _ => msg!(EN, GuideUnknownMany, entries = unknown.join(", ")),
+        }));
     }
     let sizes: Vec<(&str, usize)> = found.iter().map(|g| (g.name, g.body.chars().count())).collect();
     let total: usize = sizes.iter().map(|(_, n)| n).sum();
     if total > GUIDE_LIMIT {
-        let mut message = format!(
-            "The requested guides total {} characters, over the 50,000-character limit; call kb_read_guide several times with fewer names:",
-            thousands(total)
-        );
+        let mut message = msg!(EN, GuidesTooLong, n = thousands(total));
         for (name, n) in sizes {
             message.push_str(&format!("\n{name}: {}", thousands(n)));
         }

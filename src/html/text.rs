@@ -1,6 +1,6 @@
 //! Escaping, URL encoding, relative paths and the warning sentences (`catalog.md` §7.12, §9.6).
 
-pub use crate::catalog::Language;
+pub use crate::text::Language;
 
 /// Text content: `&`, `<`, `>` escaped.
 pub fn escape_text(s: &str, out: &mut String) {

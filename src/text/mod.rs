@@ -7,6 +7,10 @@
 
 use sha2::{Digest, Sha256};
 
+mod language;
+
+pub use language::Language;
+
 /// XXH64 (seed 0) of `bytes` as 16 lowercase hex digits.
 pub fn xxh64_hex(bytes: &[u8]) -> String {
     format!("{:016x}", xxhash_rust::xxh64::xxh64(bytes, 0))

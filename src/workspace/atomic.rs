@@ -6,6 +6,10 @@
 //! [`replace_file_atomic`] for derived files under the index directory (one writer, the holder
 //! of the index writer lock, so the temp name is fixed per target and a crash leaves at most one
 //! stale temp file that the next write replaces; no fsync, as derived files can be rebuilt).
+//!
+//! It also holds the two primitives both writers of user files share: the no-overwrite rename
+//! (`files.rs` publishes and moves assets with it, `write.rs` moves Markdown) and the removal of
+//! folders a failed write created. They live here, below both, so neither imports the other.
 
 use std::collections::hash_map::RandomState;
 use std::fs;
@@ -130,4 +134,33 @@ impl Drop for TempFile {
             let _ = fs::remove_file(&self.path);
         }
     }
+}
+
+/// Removes the directories in `created` (newest first; only empty ones go) and passes `err` on.
+pub(super) fn cleanup(created: &[PathBuf], err: Error) -> Error {
+    for dir in created.iter().rev() {
+        let _ = fs::remove_dir(dir);
+    }
+    err
+}
+
+/// Renames `from` to `to` unless `to` exists (`AlreadyExists` then).
+pub(super) fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(()),
+            // Not supported by this file system: fall back to link + unlink.
+            Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {}
+            Err(e) => return Err(std::io::Error::from(e)),
+        }
+    }
+    fs::hard_link(from, to)?;
+    if let Err(e) = fs::remove_file(from) {
+        // Undo the link so that the outcome is "nothing happened".
+        let _ = fs::remove_file(to);
+        return Err(e);
+    }
+    Ok(())
 }

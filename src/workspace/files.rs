@@ -9,9 +9,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::atomic::{TempFile, sync_dir};
+use super::atomic::{TempFile, cleanup, rename_no_replace, sync_dir};
 use super::path::RelPath;
-use super::write::cleanup;
 use super::{Workspace, is_a_directory, is_missing};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -214,25 +213,4 @@ fn rename_failure(from_abs: &Path, to_abs: &Path, from: &RelPath, err: &std::io:
             "Move outcome is uncertain; inspect both paths before retrying.",
         ),
     }
-}
-
-/// Renames `from` to `to` unless `to` exists (`AlreadyExists` then).
-pub(super) fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::fs::{CWD, RenameFlags, renameat_with};
-        match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
-            Ok(()) => return Ok(()),
-            // Not supported by this file system: fall back to link + unlink.
-            Err(e) if e == rustix::io::Errno::INVAL || e == rustix::io::Errno::NOSYS => {}
-            Err(e) => return Err(std::io::Error::from(e)),
-        }
-    }
-    fs::hard_link(from, to)?;
-    if let Err(e) = fs::remove_file(from) {
-        // Undo the link so that the outcome is "nothing happened".
-        let _ = fs::remove_file(to);
-        return Err(e);
-    }
-    Ok(())
 }

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use super::path::{MSG_MARKDOWN_ONLY, RelPath};
 use super::stamps::Stamp;
 use super::{Workspace, is_a_directory, is_missing};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, ErrorCode, ErrorDetail, Result};
 use crate::text::sha256_hex;
 
 /// The largest Markdown file read (32 MiB); larger files are `UNSUPPORTED_FORMAT`.
@@ -147,7 +147,8 @@ impl Workspace {
             return Err(Error::new(
                 ErrorCode::UnsupportedFormat,
                 format!("'{path}' is larger than {max} bytes."),
-            ));
+            )
+            .with_detail(ErrorDetail::TooLarge));
         }
         Ok(bytes)
     }

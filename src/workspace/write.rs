@@ -4,8 +4,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::atomic::{TempFile, sync_dir};
-use super::files::rename_no_replace;
+use super::atomic::{TempFile, cleanup, rename_no_replace, sync_dir};
 use super::path::RelPath;
 use super::read::io_error;
 use super::{Workspace, is_a_directory, is_link, is_missing};
@@ -265,14 +264,6 @@ fn check_dir(meta: &fs::Metadata, shown: &str) -> Result<()> {
 
 fn dir_io_error(shown: &str, err: &std::io::Error) -> Error {
     Error::io(&format!("directory '{shown}'"), err)
-}
-
-/// Removes the directories in `created` (newest first; only empty ones go) and passes `err` on.
-pub(super) fn cleanup(created: &[PathBuf], err: Error) -> Error {
-    for dir in created.iter().rev() {
-        let _ = fs::remove_dir(dir);
-    }
-    err
 }
 
 /// `CONFLICT` unless the file at `abs` exists and hashes to `expected` (case-insensitive).

@@ -14,9 +14,8 @@ pub fn shared() -> PathBuf {
     }
 }
 
-/// `shared()/<sub>` if it exists; otherwise prints one line saying the test was skipped and
-/// returns `None` (the caller returns). Written straight to stderr, so it shows even when the
-/// test harness captures output.
+/// `shared()/<sub>` if it exists; otherwise reports the test as skipped ([`skip`]) and returns
+/// `None` (the caller returns).
 pub fn shared_or_skip(sub: &str) -> Option<PathBuf> {
     let dir = shared().join(sub);
     if dir.exists() {
@@ -26,10 +25,14 @@ pub fn shared_or_skip(sub: &str) -> Option<PathBuf> {
         Some(d) if !d.is_empty() => dir.display().to_string(),
         _ => format!("../shared/{sub}"),
     };
-    let test = std::thread::current().name().unwrap_or("a test").to_owned();
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "skipped {test}: {shown} is absent (it needs the product spec checkout beside the repo)"
-    );
+    skip(&format!("{shown} is absent (it needs the product spec checkout beside the repo)"));
     None
+}
+
+/// Prints `SKIP <test>: <why>` for a test that returns without checking anything because an
+/// input is missing. Written straight to stderr, so it shows even when the test harness
+/// captures output (and passes); `grep -c '^SKIP '` over a run's output counts the skips.
+pub fn skip(why: &str) {
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    let _ = writeln!(std::io::stderr().lock(), "SKIP {test}: {why}");
 }

@@ -392,7 +392,7 @@ const SHOWCASE: &str = "---\ntitle: 検索サーバーの使い方\n---\n\nこ�
 #[test]
 fn chromium_shows_an_export_and_a_site_with_every_image_and_no_network() {
     let Some(chrome) = chromium() else {
-        eprintln!("skipped: chromium is not installed (.ci/setup installs Debian's `chromium` package)");
+        crate::shared_dir::skip("chromium is not installed (.ci/setup installs Debian's `chromium` package)");
         return;
     };
     let p = f1();

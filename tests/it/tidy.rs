@@ -34,7 +34,7 @@ const LAYERS: &[(&str, &str, May)] = &[
     ("L3", "assets", Only(&["workspace", "error", "text"])),
     ("L3", "export", Only(&["workspace", "markdown", "text", "error", "wire"])),
     // Markdown to self-contained HTML; files through the engine's `html::Files`.
-    ("L3", "html", Only(&["markdown", "links", "catalog", "text", "error"])),
+    ("L3", "html", Only(&["markdown", "links", "text", "error"])),
     // The ranking pipeline of `kb_search` (pure; the engine does its I/O).
     ("L3", "search", Only(&["config", "lexical", "wire", "workspace", "error"])),
     ("L4", "engine", EverythingBelow),
@@ -164,6 +164,24 @@ fn every_source_file_opens_with_a_module_comment() {
         "these files do not start with a `//!` comment saying what they are:\n{}",
         missing.join("\n")
     );
+}
+
+/// The catalog's queries and checks are pure: what a call reads from files or `git` is loaded
+/// once by the edge (`src/catalog/load.rs`), never inside `find.rs` or `check.rs`
+/// (`docs/design/catalog.md`, "The edge and the pure core").
+#[test]
+fn catalog_queries_and_checks_read_no_files() {
+    let io = ["Workspace", "DocCache", "std::fs", "std::process", "git::", "read_index"];
+    let mut found = Vec::new();
+    for name in ["find.rs", "check.rs"] {
+        let path = root().join("src/catalog").join(name);
+        for (n, line) in code_lines(&read(&path)) {
+            if let Some(word) = io.iter().find(|w| line.contains(*w)) {
+                found.push(format!("{}:{n}: `{word}` in `{}`", shown(&path), line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "file or git access in the catalog's pure core:\n{}", found.join("\n"));
 }
 
 #[test]
