@@ -141,6 +141,11 @@ pub enum CliCommand {
         /// Leave out documents matching this glob; repeatable.
         #[arg(long, value_name = "GLOB", allow_hyphen_values = true)]
         exclude_glob: Vec<String>,
+        /// Only documents whose front matter meets this condition: FIELD=VALUE, FIELD!=VALUE,
+        /// FIELD>=DATE, FIELD<=DATE, FIELD>DATE, FIELD<DATE or FIELD? (has it); repeatable (all
+        /// must hold).
+        #[arg(long, value_name = "CONDITION", allow_hyphen_values = true)]
+        filter: Vec<String>,
         /// Show each hit's lexical rank, vector rank and fused score.
         #[arg(long)]
         explain: bool,
@@ -291,6 +296,8 @@ pub enum Command {
         include_globs: Vec<String>,
         /// `--exclude-glob`…
         exclude_globs: Vec<String>,
+        /// `--filter`… (front-matter conditions).
+        filters: Vec<crate::wire::SearchFilter>,
         /// `--explain`: ranks and fused score per hit.
         explain: bool,
         /// `--json`: print the `kb_search` structured result.
@@ -579,17 +586,29 @@ impl Cli {
                 }
             }
             Some(CliCommand::Reindex { all, json }) => Command::Reindex { force: g.force, all, json },
-            Some(CliCommand::Search { query, mode, top_k, include_glob, exclude_glob, explain, json }) => {
-                Command::Search {
-                    query,
-                    mode: search_mode("--mode", mode)?,
-                    top_k: value("--top-k", top_k)?.map(|v| positive_count("--top-k", &v)).transpose()?,
-                    include_globs: list("--include-glob", include_glob)?.unwrap_or_default(),
-                    exclude_globs: list("--exclude-glob", exclude_glob)?.unwrap_or_default(),
-                    explain,
-                    json,
-                }
-            }
+            Some(CliCommand::Search {
+                query,
+                mode,
+                top_k,
+                include_glob,
+                exclude_glob,
+                filter,
+                explain,
+                json,
+            }) => Command::Search {
+                query,
+                mode: search_mode("--mode", mode)?,
+                top_k: value("--top-k", top_k)?.map(|v| positive_count("--top-k", &v)).transpose()?,
+                include_globs: list("--include-glob", include_glob)?.unwrap_or_default(),
+                exclude_globs: list("--exclude-glob", exclude_glob)?.unwrap_or_default(),
+                filters: list("--filter", filter)?
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|f| search_filter(f))
+                    .collect::<Result<_, _>>()?,
+                explain,
+                json,
+            },
             Some(CliCommand::Status { json }) => Command::Status { json },
             Some(CliCommand::Read { path, pointer, json }) => Command::Read { path, pointer, json },
             Some(CliCommand::Outline { path, json }) => Command::Outline { path, json },
@@ -650,6 +669,48 @@ fn list(option: &str, values: Vec<String>) -> Result<Option<Vec<String>>, UsageE
         return Err(UsageError::usage(format!("{option} requires a value.")));
     }
     Ok(if values.is_empty() { None } else { Some(values) })
+}
+
+/// A `--filter` condition: `FIELD=VALUE`, `FIELD!=VALUE`, `FIELD>=DATE`, `FIELD<=DATE`,
+/// `FIELD>DATE`, `FIELD<DATE` or `FIELD?`.
+pub fn search_filter(text: &str) -> Result<crate::wire::SearchFilter, UsageError> {
+    use crate::wire::{FilterOp, SearchFilter};
+    let filter = |field: &str, op, value: Option<&str>| SearchFilter {
+        field: field.trim().to_owned(),
+        op,
+        value: value.map(|v| v.trim().to_owned()),
+        values: None,
+    };
+    if let Some(field) = text.strip_suffix('?').filter(|f| !f.contains(['=', '<', '>'])) {
+        return Ok(filter(field, FilterOp::Exists, None));
+    }
+    let Some(at) = text.find(['=', '!', '<', '>']) else {
+        return Err(UsageError::usage(format!(
+            "--filter '{text}' has no operator; write FIELD=VALUE, FIELD!=VALUE, FIELD>=DATE, FIELD<=DATE, FIELD>DATE, FIELD<DATE or FIELD? (has the field)."
+        )));
+    };
+    let (field, rest) = text.split_at(at);
+    let (op, value) = [
+        ("!=", FilterOp::Ne),
+        (">=", FilterOp::Gte),
+        ("<=", FilterOp::Lte),
+        ("=", FilterOp::Eq),
+        (">", FilterOp::Gt),
+        ("<", FilterOp::Lt),
+    ]
+    .into_iter()
+    .find_map(|(sign, op)| rest.strip_prefix(sign).map(|v| (op, v)))
+    .ok_or_else(|| {
+        UsageError::usage(format!(
+            "--filter '{text}' has an unknown operator; use =, !=, >=, <=, > or < between the field and the value."
+        ))
+    })?;
+    if field.trim().is_empty() {
+        return Err(UsageError::usage(format!(
+            "--filter '{text}' names no field; write FIELD=VALUE, e.g. status=draft."
+        )));
+    }
+    Ok(filter(field, op, Some(value)))
 }
 
 /// A search mode value, case-insensitive.

@@ -12,6 +12,7 @@
 mod assets;
 mod catalog;
 mod export;
+mod filters;
 mod guides;
 mod html;
 mod links;

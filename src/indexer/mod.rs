@@ -55,7 +55,8 @@ use crate::workspace::{FileEntry, GlobFilter, RelPath, SourceDocument, Workspace
 /// Our index format version: the record layout plus the lexical schema (`lvs-<n>`; a higher
 /// `n` is newer). `lvs-1` stored every chunk and element in redb as JSON; `lvs-2` stores one
 /// binary record per document and keeps the chunks in the lexical index only.
-pub const SCHEMA_VERSION: &str = "lvs-2";
+/// `lvs-3` adds the front-matter terms of metadata filters to the lexical index.
+pub const SCHEMA_VERSION: &str = "lvs-3";
 
 /// An index of another format version, as found in its manifest.
 #[derive(Clone, Debug)]
@@ -1109,6 +1110,9 @@ fn lexical_docs(
             None => pointer.to_string(),
         }
     };
+    // Every chunk carries the file's front-matter terms, so metadata filters act per chunk.
+    let meta: std::sync::Arc<[String]> =
+        crate::lexical::meta_terms(&crate::chunk::front_matter_fields(doc)).into();
     ids.zip(chunks)
         .map(|(id, c)| LexicalDoc {
             chunk_id: id,
@@ -1117,6 +1121,7 @@ fn lexical_docs(
             heading_path: c.heading_path.unwrap_or_default(),
             text: c.text,
             source_hash: source_hash.to_owned(),
+            meta: meta.clone(),
         })
         .collect()
 }

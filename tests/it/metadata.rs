@@ -1,0 +1,140 @@
+//! Front-matter filters of `search` / `kb_search` through the real binary: equality, list
+//! membership, Japanese keys and values, date ranges, combined with path globs, and the one
+//! sentence a malformed filter gets.
+
+use std::ffi::OsStr;
+
+use serde_json::{Value, json};
+
+use crate::rpc::Rpc;
+use crate::support::Project;
+
+/// Six small documents that all mention 設計 and differ only in their front matter.
+fn project() -> Project {
+    let p = Project::empty();
+    p.write("docs/api-draft.md", "---\ntitle: API 草案\nstatus: draft\ntags: [api, 設計]\nupdated: 2024-03-01\n---\n\n# API\n\n設計の草案です。\n");
+    p.write(
+        "docs/api-final.md",
+        "---\nstatus: Published\ntags:\n  - API\nupdated: 2023-11-20\n---\n\n# API\n\n設計の確定版です。\n",
+    );
+    p.write("docs/guide.md", "---\nstatus: published\ntags: [guide]\nupdated: 2024-06-30T09:00:00+09:00\n---\n\n# ガイド\n\n設計の手引きです。\n");
+    p.write("notes/memo.md", "---\nタグ: [設計, メモ]\n状態: 下書き\n---\n\n# メモ\n\n設計のメモです。\n");
+    p.write("notes/plain.md", "# 前書きなし\n\n設計の話だけです。\n");
+    p.write("notes/draft.md", "---\nstatus: ＤＲＡＦＴ\n---\n\n# 下書き\n\n設計をもう一度。\n");
+    p.ok(&["reindex"]);
+    p
+}
+
+/// The sorted distinct paths of a CLI search for 設計 with `extra` arguments.
+fn cli_paths(p: &Project, extra: &[&str]) -> Vec<String> {
+    let r = p.search("設計", extra);
+    let mut paths: Vec<String> =
+        r["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_owned()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+fn mcp_paths(rpc: &mut Rpc, request: Value) -> Vec<String> {
+    let r = rpc.call("kb_search", json!({ "request": request }));
+    let mut paths: Vec<String> =
+        r["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_owned()).collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+#[test]
+fn the_cli_filters_by_front_matter_fields_lists_dates_and_globs() {
+    let p = project();
+    assert_eq!(cli_paths(&p, &["--filter", "status=draft"]), ["docs/api-draft.md", "notes/draft.md"]);
+    assert_eq!(cli_paths(&p, &["--filter", "tags=api"]), ["docs/api-draft.md", "docs/api-final.md"]);
+    assert_eq!(cli_paths(&p, &["--filter", "タグ=設計"]), ["notes/memo.md"]);
+    assert_eq!(cli_paths(&p, &["--filter", "状態=下書き"]), ["notes/memo.md"]);
+    assert_eq!(cli_paths(&p, &["--filter", "updated>=2024-01-01"]), ["docs/api-draft.md", "docs/guide.md"]);
+    assert_eq!(
+        cli_paths(&p, &["--filter", "updated>=2024-01-01", "--filter", "updated<2024-06-30"]),
+        ["docs/api-draft.md"]
+    );
+    assert_eq!(
+        cli_paths(&p, &["--filter", "updated<=2024-06-30", "--filter", "status!=draft"]),
+        ["docs/api-final.md", "docs/guide.md"]
+    );
+    assert_eq!(
+        cli_paths(&p, &["--filter", "tags?", "--include-glob", "docs/api-*"]),
+        ["docs/api-draft.md", "docs/api-final.md"]
+    );
+    assert_eq!(
+        cli_paths(&p, &["--filter", "status=draft", "--exclude-glob", "notes/**"]),
+        ["docs/api-draft.md"]
+    );
+    assert!(cli_paths(&p, &["--filter", "status=archived"]).is_empty());
+    // without filters all six are found
+    assert_eq!(cli_paths(&p, &[]).len(), 6);
+
+    let out = p.run(&["search", "設計", "--filter", "status:draft"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--filter 'status:draft' has no operator; write FIELD=VALUE"), "{err}");
+    let out = p.run(&["search", "設計", "--filter", "updated>=yesterday"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'yesterday' is not an ISO 8601 date; write it as YYYY-MM-DD"), "{err}");
+}
+
+#[test]
+fn kb_search_filters_by_front_matter_and_refuses_a_malformed_filter_in_one_sentence() {
+    let p = project();
+    let mut rpc = Rpc::start(&[
+        OsStr::new("--project-root"),
+        p.root().as_os_str(),
+        OsStr::new("--embedding-provider"),
+        OsStr::new("none"),
+    ]);
+    let q = |filters: Value| json!({"query": "設計", "mode": "lexical", "topK": 50, "filters": filters});
+    assert_eq!(
+        mcp_paths(&mut rpc, q(json!([{"field": "tags", "op": "eq", "value": "API"}]))),
+        ["docs/api-draft.md", "docs/api-final.md"]
+    );
+    assert_eq!(
+        mcp_paths(&mut rpc, q(json!([{"field": "status", "op": "in", "values": ["draft", "published"]}])))
+            .len(),
+        4
+    );
+    assert_eq!(
+        mcp_paths(&mut rpc, q(json!([{"field": "タグ", "op": "eq", "value": "メモ"}]))),
+        ["notes/memo.md"]
+    );
+    assert_eq!(
+        mcp_paths(
+            &mut rpc,
+            q(json!([
+                {"field": "updated", "op": "gte", "value": "2023-01-01"},
+                {"field": "updated", "op": "lte", "value": "2024-03-01"}
+            ]))
+        ),
+        ["docs/api-draft.md", "docs/api-final.md"]
+    );
+    assert_eq!(mcp_paths(&mut rpc, q(json!([{"field": "状態", "op": "exists"}]))), ["notes/memo.md"]);
+    // topK counts among the files that pass: one hit asked, one hit of the filtered set
+    let one = rpc.call(
+        "kb_search",
+        json!({"request": {"query": "設計", "topK": 1, "filters": [{"field": "tags", "op": "eq", "value": "guide"}]}}),
+    );
+    assert_eq!(one["results"].as_array().unwrap().len(), 1, "{one}");
+    assert_eq!(one["results"][0]["path"], "docs/guide.md");
+
+    let frame = rpc.call_raw(
+        "kb_search",
+        json!({"request": {"query": "設計", "filters": [{"field": "updated", "op": "gt", "value": "last week"}]}}),
+    );
+    let text = frame["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(frame["result"]["isError"], true, "{frame}");
+    assert!(text.contains("INVALID_ARGUMENT"), "{text}");
+    assert!(
+        text.contains("filters[0] (updated gt) compares dates, and 'last week' is not an ISO 8601 date; write it as YYYY-MM-DD, e.g. 2024-01-31."),
+        "{text}"
+    );
+    // the server keeps serving
+    assert_eq!(mcp_paths(&mut rpc, q(json!([{"field": "status", "op": "ne", "value": "draft"}]))).len(), 4);
+}
