@@ -235,6 +235,7 @@ pub struct SearchRequest {
 /// of its items does.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(inline)]
 pub struct SearchFilter {
     /// The front-matter key, e.g. `status`, `tags`, `タグ`; `author.name` for a nested key.
     pub field: String,
@@ -250,25 +251,24 @@ pub struct SearchFilter {
     pub values: Option<Vec<String>>,
 }
 
-/// How a [`SearchFilter`] compares.
+/// How a [`SearchFilter`] compares (the meaning of each is on [`SearchFilter::op`]; the variants
+/// carry no doc comments so the schema is a plain string `enum`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)]
 pub enum FilterOp {
-    /// The field (or an item of a list field) equals `value`.
+    // the field (or an item of a list field) equals `value`
     Eq,
-    /// Not `eq`; documents without the field pass.
+    // not `eq`; documents without the field pass
     Ne,
-    /// The field (or an item of a list field) equals one of `values`.
+    // the field (or an item of a list field) equals one of `values`
     In,
-    /// A date of the field is after `value`.
+    // a date of the field is after, on or after, before, on or before `value`
     Gt,
-    /// A date of the field is on or after `value`.
     Gte,
-    /// A date of the field is before `value`.
     Lt,
-    /// A date of the field is on or before `value`.
     Lte,
-    /// The front matter has the field.
+    // the front matter has the field
     Exists,
 }
 

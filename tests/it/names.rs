@@ -11,12 +11,17 @@ use unicode_normalization::UnicodeNormalization;
 use crate::rpc::Rpc;
 use crate::support::Project;
 
+/// A stdio server over `p` with writes allowed.
 fn server(p: &Project) -> Rpc {
+    p.write("lvsm.yaml", "knowledgeBase:\n  allowWrites: true\n");
+    let config = p.root().join("lvsm.yaml");
     Rpc::start(&[
         OsStr::new("--project-root"),
         p.root().as_os_str(),
         OsStr::new("--embedding-provider"),
         OsStr::new("none"),
+        OsStr::new("--config"),
+        config.as_os_str(),
     ])
 }
 
@@ -81,7 +86,7 @@ fn a_name_in_one_normal_form_is_read_patched_searched_and_listed_by_the_other() 
 
         let files = rpc.call("kb_list_files", json!({"request": {}}));
         let listed: Vec<&str> =
-            files["files"].as_array().unwrap().iter().filter_map(|f| f["path"].as_str()).collect();
+            files["files"].as_array().unwrap().iter().filter_map(|f| f["relativePath"].as_str()).collect();
         assert!(listed.contains(&on_disk.as_str()) && !listed.contains(&typed.as_str()), "{files}");
         drop(rpc);
 
