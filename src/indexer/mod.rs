@@ -238,12 +238,20 @@ fn open_store(path: &std::path::Path) -> Result<Store> {
 /// garbage metadata) is recreated empty, and [`Indexer::repair`] then refills it from the
 /// Markdown of the stored paths: it is derived data, and we hold the writer lock, so nobody else
 /// is writing it.
-fn open_lexical(dir: &std::path::Path) -> Result<(LexicalIndex, LexicalWriter)> {
+///
+/// `older_format`: the store is of an older format, so everything is rebuilt anyway and
+/// [`Indexer::rebuild_foreign`] says so; a lexical index of that format's schema is expected to
+/// be unreadable, which is not worth a second warning.
+fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalIndex, LexicalWriter)> {
     let opened = LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w)));
     match opened {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
-            tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
+            if older_format {
+                tracing::debug!("the lexical index of the older format cannot be opened ({cause}); recreating it");
+            } else {
+                tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
+            }
             let lexical = LexicalIndex::recreate(dir)?;
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
             Ok((lexical, writer))
@@ -279,7 +287,7 @@ impl Indexer {
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
             (lexical, writer)
         } else {
-            open_lexical(&layout.lexical_dir())?
+            open_lexical(&layout.lexical_dir(), foreign.as_ref().is_some_and(|f| !f.newer))?
         };
         let generation = if foreign.is_some() { 0 } else { store.generation()? };
         let mut vectors = vectors;

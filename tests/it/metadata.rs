@@ -138,3 +138,48 @@ fn kb_search_filters_by_front_matter_and_refuses_a_malformed_filter_in_one_sente
     // the server keeps serving
     assert_eq!(mcp_paths(&mut rpc, q(json!([{"field": "status", "op": "ne", "value": "draft"}]))).len(), 4);
 }
+
+/// Replaces the project's index with what format `lvs-2` left: the store's manifest says
+/// `lvs-2` and the lexical index has that format's schema (no `meta` field).
+fn make_format_2_index(p: &Project) {
+    use redb::{Database, TableDefinition};
+    use tantivy::schema::{FAST, INDEXED, STORED, STRING, Schema, TEXT};
+
+    let dir = p.root().join(".local-vector-search-mcp");
+    let lexical = dir.join("lexical");
+    std::fs::remove_dir_all(&lexical).unwrap();
+    std::fs::create_dir_all(&lexical).unwrap();
+    let mut b = Schema::builder();
+    b.add_u64_field("chunk_id", INDEXED | STORED | FAST);
+    b.add_text_field("path", STRING | STORED | FAST);
+    b.add_text_field("text", TEXT | STORED);
+    b.add_text_field("heading_path", TEXT | STORED);
+    b.add_text_field("anchor", STORED);
+    b.add_text_field("source_hash", STORED);
+    let index = tantivy::Index::create_in_dir(&lexical, b.build()).unwrap();
+    let mut writer: tantivy::IndexWriter = index.writer(15_000_000).unwrap();
+    let mut prepared = writer.prepare_commit().unwrap();
+    prepared.set_payload("1");
+    prepared.commit().unwrap();
+    drop(writer);
+
+    let manifest: TableDefinition<'_, &str, &str> = TableDefinition::new("manifest");
+    let db = Database::create(dir.join("meta.redb")).unwrap();
+    let txn = db.begin_write().unwrap();
+    txn.open_table(manifest).unwrap().insert("schema_version", "lvs-2").unwrap();
+    txn.commit().unwrap();
+}
+
+#[test]
+fn an_index_of_format_lvs_2_is_rebuilt_by_the_next_reindex_with_one_sentence_and_then_filters() {
+    let p = project();
+    make_format_2_index(&p);
+    let out = p.run(&["reindex"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "reindex failed: {stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN") || l.contains("format")).collect();
+    assert_eq!(lines.len(), 1, "not one sentence: {stderr}");
+    assert!(lines[0].contains("written in format lvs-2 by an older version"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("indexed 6 file(s)"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(cli_paths(&p, &["--filter", "tags=api"]), ["docs/api-draft.md", "docs/api-final.md"]);
+}
