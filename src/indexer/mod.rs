@@ -248,7 +248,9 @@ fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalInd
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
             if older_format {
-                tracing::debug!("the lexical index of the older format cannot be opened ({cause}); recreating it");
+                tracing::debug!(
+                    "the lexical index of the older format cannot be opened ({cause}); recreating it"
+                );
             } else {
                 tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
             }

@@ -180,6 +180,74 @@ fn an_index_of_format_lvs_2_is_rebuilt_by_the_next_reindex_with_one_sentence_and
     let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN") || l.contains("format")).collect();
     assert_eq!(lines.len(), 1, "not one sentence: {stderr}");
     assert!(lines[0].contains("written in format lvs-2 by an older version"), "{stderr}");
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("indexed 6 file(s)"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("indexed 6 file(s)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(cli_paths(&p, &["--filter", "tags=api"]), ["docs/api-draft.md", "docs/api-final.md"]);
+}
+
+#[test]
+fn semantic_and_hybrid_search_apply_the_filter_to_the_vector_candidates() {
+    let p = Project::empty();
+    for i in 0..40 {
+        p.write(
+            &format!("noise/n{i:02}.md"),
+            &format!(
+                "---\nstatus: published\n---\n\n# 雑記 {i}\n\n検索エンジンの索引を高速に構築する方法 {i}\n"
+            ),
+        );
+    }
+    p.write("docs/target.md", "---\nstatus: draft\n---\n\n# 目的\n\n会議室の予約についての覚え書き。\n");
+    let server = crate::fake_embed::FakeEmbed::start(64);
+    let config = p.root().join("lvs.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "embedding:\n  provider: openai-compatible\n  endpoint: {}\n  apiKey: test-key\n  dimensions: 64\n  batchSize: 8\n  timeoutSeconds: 5\n",
+            server.endpoint
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = crate::support::bin()
+            .arg("--project-root")
+            .arg(p.root())
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .output()
+            .unwrap();
+        crate::support::expect_success(out, args)
+    };
+    run(&["reindex"]);
+    let query = "検索エンジンの索引を高速に構築する方法";
+    for mode in ["semantic", "hybrid"] {
+        let all: Value =
+            serde_json::from_str(&run(&["search", query, "--json", "--mode", mode, "--top-k", "3"])).unwrap();
+        assert!(
+            all["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|h| h["path"].as_str().unwrap().starts_with("noise/")),
+            "{all}"
+        );
+        let filtered: Value = serde_json::from_str(&run(&[
+            "search",
+            query,
+            "--json",
+            "--mode",
+            mode,
+            "--top-k",
+            "3",
+            "--filter",
+            "status=draft",
+        ]))
+        .unwrap();
+        let results = filtered["results"].as_array().unwrap();
+        assert_eq!(filtered["results"][0]["path"], "docs/target.md", "{mode}: {filtered}");
+        assert!(results.iter().all(|h| h["path"] == "docs/target.md"), "{mode}: {filtered}");
+    }
 }
