@@ -16,7 +16,7 @@ use super::index::{Index, Resolved, Vocabulary, quoted_list};
 use super::{Language, git, norm};
 use crate::error::{ErrorCode, Result};
 use crate::links::{Target, resolve};
-use crate::workspace::{GlobFilter, PathContext, Workspace};
+use crate::workspace::{GlobFilter, PathContext, Workspace, nfc};
 
 /// One issue (`catalog.md` §6.4.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,11 +144,12 @@ pub fn run_check(
     entries(ws, cache, index, &index_path, lang, &mut issues);
 
     // Phase 4: unindexed files.
-    let indexed: HashSet<&str> = index.docs.iter().map(|d| d.path.as_str()).collect();
+    // Compared in NFC: an entry typed composed names a file macOS stored decomposed.
+    let indexed: HashSet<std::borrow::Cow<'_, str>> = index.docs.iter().map(|d| nfc(&d.path)).collect();
     let out = settings.build.as_ref().map(|b| b.out.clone());
     let mut unindexed: Vec<String> = matching(&settings.scan)
         .into_iter()
-        .filter(|p| !indexed.contains(p.as_str()) && *p != index_path && Some(p) != out.as_ref())
+        .filter(|p| !indexed.contains(&nfc(p)) && *p != index_path && Some(p) != out.as_ref())
         .collect();
     unindexed.sort();
     for path in unindexed {

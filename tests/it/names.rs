@@ -99,3 +99,20 @@ fn a_name_in_one_normal_form_is_read_patched_searched_and_listed_by_the_other() 
         assert_eq!(found["results"].as_array().unwrap().len(), 1, "{found}");
     }
 }
+
+#[test]
+fn a_catalog_entry_in_one_normal_form_names_the_file_stored_in_the_other() {
+    for (on_disk, typed) in forms() {
+        let p = Project::empty();
+        p.write(
+            "lvsm.yaml",
+            "knowledgeBase:\n  root: .\ncatalog:\n  index: index.yaml\n  scan: [\"資料/**/*.md\"]\n",
+        );
+        p.write("index.yaml", &format!("version: 1\ndocs:\n  - id: guide\n    path: {typed}\n    title: ガイド\n"));
+        p.write(&on_disk, "# ガイド\n\n本文。\n");
+        let out = p.run(&["--config", "lvsm.yaml", "check"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(stdout, "", "no missing file and no unindexed document");
+    }
+}
