@@ -239,8 +239,8 @@ pub struct SearchRequest {
 pub struct SearchFilter {
     /// The front-matter key, e.g. `status`, `tags`, `タグ`; `author.name` for a nested key.
     pub field: String,
-    /// `eq` (equals, or a list field contains it), `ne` (not eq; documents without the field
-    /// pass), `in` (equals one of `values`), `gte`/`gt`/`lte`/`lt` (dates, by calendar day),
+    /// `eq` (equals, or a list field contains it; `contains` is accepted as the same), `ne`
+    /// (not eq; documents without the field pass), `in` (equals one of `values`), `gte`/`gt`/`lte`/`lt` (dates, by calendar day),
     /// `exists` (the key is present).
     pub op: FilterOp,
     /// The value to compare with (all ops but `in` and `exists`); dates as `YYYY-MM-DD`.
@@ -257,7 +257,9 @@ pub struct SearchFilter {
 #[serde(rename_all = "lowercase")]
 #[schemars(inline)]
 pub enum FilterOp {
-    // the field (or an item of a list field) equals `value`
+    // the field (or an item of a list field) equals `value`; `contains` reads naturally for
+    // lists and is accepted as the same test
+    #[serde(alias = "contains")]
     Eq,
     // not `eq`; documents without the field pass
     Ne,

@@ -135,6 +135,17 @@ fn kb_search_filters_by_front_matter_and_refuses_a_malformed_filter_in_one_sente
         text.contains("filters[0] (updated gt) compares dates, and 'last week' is not an ISO 8601 date; write it as YYYY-MM-DD, e.g. 2024-01-31."),
         "{text}"
     );
+    // an unknown operator is refused naming the ones there are; `contains` is `eq`
+    let frame = rpc.call_raw(
+        "kb_search",
+        json!({"request": {"query": "設計", "filters": [{"field": "tags", "op": "has", "value": "api"}]}}),
+    );
+    let shown = frame.to_string();
+    assert!(shown.contains("has") && shown.contains("exists"), "{shown}");
+    assert_eq!(
+        mcp_paths(&mut rpc, q(json!([{"field": "tags", "op": "contains", "value": "設計"}]))),
+        ["docs/api-draft.md"]
+    );
     // the server keeps serving
     assert_eq!(mcp_paths(&mut rpc, q(json!([{"field": "status", "op": "ne", "value": "draft"}]))).len(), 4);
 }

@@ -108,7 +108,10 @@ fn a_catalog_entry_in_one_normal_form_names_the_file_stored_in_the_other() {
             "lvsm.yaml",
             "knowledgeBase:\n  root: .\ncatalog:\n  index: index.yaml\n  scan: [\"資料/**/*.md\"]\n",
         );
-        p.write("index.yaml", &format!("version: 1\ndocs:\n  - id: guide\n    path: {typed}\n    title: ガイド\n"));
+        p.write(
+            "index.yaml",
+            &format!("version: 1\ndocs:\n  - id: guide\n    path: {typed}\n    title: ガイド\n"),
+        );
         p.write(&on_disk, "# ガイド\n\n本文。\n");
         let out = p.run(&["--config", "lvsm.yaml", "check"]);
         let stdout = String::from_utf8_lossy(&out.stdout);
