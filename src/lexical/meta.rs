@@ -6,8 +6,9 @@
 //!
 //! - `key␟value` for each scalar value and each item of a list (equality and membership);
 //! - `key␞` once per key present (existence, also for an empty or null value);
-//! - `key␝YYYY-MM-DD` for each value that starts with an ISO 8601 date (date ranges compare
-//!   these terms in byte order, which is date order).
+//! - `key␝YYYY-MM-DD` for each value that holds a date ([`date_of`]: ISO 8601, `YYYY/M/D`,
+//!   `YYYY年M月D日`, `M/D/YYYY`); date ranges compare these terms in byte order, which is date
+//!   order.
 //!
 //! Keys and values are compared after NFKC, lower-casing and trimming, so `Draft`, `draft` and
 //! `ｄｒａｆｔ` are one value and `タグ` is a key like any other. Nested mappings become dotted
@@ -113,26 +114,45 @@ pub fn normalize_meta(s: &str) -> String {
     trimmed.nfkc().collect::<String>().to_lowercase().trim().to_owned()
 }
 
-/// The `YYYY-MM-DD` date `s` starts with (then nothing, or a time after `T` or a space), if any.
-pub fn iso_date(s: &str) -> Option<&str> {
+/// The calendar date `s` holds, as `YYYY-MM-DD`: ISO 8601 `YYYY-MM-DD` (then nothing, or a time
+/// after `T` or a space), `YYYY/M/D`, `YYYY年M月D日`, or `M/D/YYYY` (month first, the form of
+/// Microsoft Learn's `ms.date`). Month 1–12, day 1–31; anything else is not a date.
+pub fn date_of(s: &str) -> Option<String> {
     let s = s.trim();
-    let b = s.as_bytes();
-    if b.len() < 10 || !s.is_char_boundary(10) {
-        return None;
+    let iso = |s: &str| -> Option<String> {
+        let b = s.as_bytes();
+        if b.len() < 10 || !s.is_char_boundary(10) || !matches!(b.get(10), None | Some(b'T' | b't' | b' ')) {
+            return None;
+        }
+        let (y, m, d) = (&s[..4], &s[5..7], &s[8..10]);
+        (b[4] == b'-' && b[7] == b'-').then(|| ymd(y, m, d)).flatten()
+    };
+    if let Some(d) = iso(s) {
+        return Some(d);
     }
-    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
-    if !(digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10)) {
-        return None;
+    if let Some(rest) = s.strip_suffix('日') {
+        let (y, rest) = rest.split_once('年')?;
+        let (m, d) = rest.split_once('月')?;
+        return ymd(y, m, d);
     }
-    let month = (b[5] - b'0') * 10 + (b[6] - b'0');
-    let day = (b[8] - b'0') * 10 + (b[9] - b'0');
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    match b.get(10) {
-        None | Some(b'T' | b't' | b' ') => Some(&s[..10]),
+    let parts: Vec<&str> = s.split('/').collect();
+    match parts.as_slice() {
+        [y, m, d] if y.len() == 4 => ymd(y, m, d),
+        [m, d, y] if y.len() == 4 => ymd(y, m, d),
         _ => None,
     }
+}
+
+/// `YYYY-MM-DD` from a four-digit year and a one- or two-digit month and day, if valid.
+fn ymd(y: &str, m: &str, d: &str) -> Option<String> {
+    let digits = |s: &str, lo: usize, hi: usize| {
+        (lo..=hi).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_digit()) && s.parse::<u32>().is_ok()
+    };
+    if !(digits(y, 4, 4) && digits(m, 1, 2) && digits(d, 1, 2)) {
+        return None;
+    }
+    let (month, day): (u32, u32) = (m.parse().ok()?, d.parse().ok()?);
+    ((1..=12).contains(&month) && (1..=31).contains(&day)).then(|| format!("{y}-{month:02}-{day:02}"))
 }
 
 /// The index terms of a document's front-matter fields (`(key, value)`, `None` for a key
@@ -150,7 +170,7 @@ pub fn meta_terms(fields: &[(String, Option<String>)]) -> Vec<String> {
         if v.len() > MAX_PART_BYTES {
             continue;
         }
-        if let Some(date) = iso_date(&v) {
+        if let Some(date) = date_of(&v) {
             out.push(format!("{key}{SEP_DATE}{date}"));
         }
         out.push(format!("{key}{SEP_VALUE}{v}"));
@@ -195,7 +215,7 @@ impl MetaFilter {
                 }
             };
             let date = |v: &str| -> Result<String> {
-                iso_date(v).map(str::to_owned).ok_or_else(|| {
+                date_of(v).ok_or_else(|| {
                     Error::invalid_argument(format!(
                         "{at} ({} {op}) compares dates, and '{v}' is not an ISO 8601 date; write it as YYYY-MM-DD, e.g. 2024-01-31.",
                         c.field

@@ -571,9 +571,21 @@ fn meta_terms_cover_values_dates_and_keys() {
             "updated\u{1f}2024-02-03 10:00",
         ]
     );
-    assert_eq!(iso_date("2024-02-30"), Some("2024-02-30"), "day-of-month is checked loosely");
-    assert_eq!(iso_date("2024-2-3"), None);
-    assert_eq!(iso_date("2024-02-03x"), None);
+    let ms = meta_terms(&pairs(&[("ms.date", Some("11/09/2020")), ("改訂日", Some("２０２４年１月５日"))]));
+    assert!(ms.contains(&"ms.date\u{1d}2020-11-09".to_owned()), "{ms:?}");
+    assert!(ms.contains(&"改訂日\u{1d}2024-01-05".to_owned()), "full-width digits after NFKC: {ms:?}");
+    let date = |s: &str| date_of(s);
+    assert_eq!(date("2024-02-30").as_deref(), Some("2024-02-30"), "day-of-month is checked loosely");
+    assert_eq!(date("2024-02-03T10:00:00Z").as_deref(), Some("2024-02-03"));
+    assert_eq!(date("2024/2/3").as_deref(), Some("2024-02-03"));
+    assert_eq!(date("2024年2月3日").as_deref(), Some("2024-02-03"));
+    // Microsoft Learn's ms.date: month first
+    assert_eq!(date("11/09/2020").as_deref(), Some("2020-11-09"));
+    for not_a_date in
+        ["2024-2-3", "2024-02-03x", "13/01/2020", "2024/00/10", "v1.2", "2024", "", "１１/09/2020"]
+    {
+        assert_eq!(date(not_a_date), None, "{not_a_date}");
+    }
     assert_eq!(normalize_meta("  ＡＰＩ "), "api");
 }
 
