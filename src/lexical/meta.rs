@@ -121,7 +121,7 @@ pub fn date_of(s: &str) -> Option<String> {
     let s = s.trim();
     let iso = |s: &str| -> Option<String> {
         let b = s.as_bytes();
-        if b.len() < 10 || !s.is_char_boundary(10) || !matches!(b.get(10), None | Some(b'T' | b't' | b' ')) {
+        if b.len() < 10 || !b[..10].is_ascii() || !matches!(b.get(10), None | Some(b'T' | b't' | b' ')) {
             return None;
         }
         let (y, m, d) = (&s[..4], &s[5..7], &s[8..10]);

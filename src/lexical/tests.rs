@@ -581,9 +581,21 @@ fn meta_terms_cover_values_dates_and_keys() {
     assert_eq!(date("2024年2月3日").as_deref(), Some("2024-02-03"));
     // Microsoft Learn's ms.date: month first
     assert_eq!(date("11/09/2020").as_deref(), Some("2020-11-09"));
-    for not_a_date in
-        ["2024-2-3", "2024-02-03x", "13/01/2020", "2024/00/10", "v1.2", "2024", "", "１１/09/2020"]
-    {
+    for not_a_date in [
+        "2024-2-3",
+        "2024-02-03x",
+        "13/01/2020",
+        "2024/00/10",
+        "v1.2",
+        "2024",
+        "",
+        "１１/09/2020",
+        "api 草案",
+        "2024-01-0日",
+        "2024/01/01/01",
+        "年月日",
+        "2024年13月1日",
+    ] {
         assert_eq!(date(not_a_date), None, "{not_a_date}");
     }
     assert_eq!(normalize_meta("  ＡＰＩ "), "api");
@@ -1147,4 +1159,21 @@ fn a_huge_single_line_chunk_is_searchable_to_its_end() {
     assert_eq!(ids(&index, "京都"), vec![1]);
     assert_eq!(ids(&index, "寺院"), vec![1]);
     assert!(snippet_of(&index, "寺院").contains("[寺院]"), "{}", snippet_of(&index, "寺院"));
+}
+
+proptest! {
+    /// Front-matter values are arbitrary text: turning them into terms never panics, and every
+    /// date term found is a valid `YYYY-MM-DD`.
+    #[test]
+    fn meta_terms_never_panic_on_any_value(
+        key in "\\PC{0,12}",
+        value in "[0-9/年月日T: a草-]{0,14}|\\PC{0,24}",
+    ) {
+        let terms = meta_terms(&[(key, Some(value.clone()))]);
+        if let Some(d) = date_of(&value) {
+            prop_assert_eq!(d.len(), 10);
+            prop_assert!(d.as_bytes()[4] == b'-' && d.as_bytes()[7] == b'-');
+        }
+        prop_assert!(terms.len() <= 3);
+    }
 }
