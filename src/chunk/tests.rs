@@ -104,3 +104,15 @@ fn documents_without_usable_front_matter_have_no_fields() {
     assert!(fields("---\nstatus: [unclosed\n---\n\ntext\n").is_empty(), "invalid YAML is not an error");
     assert_eq!(fields("---\nstatus: draft\n---\n"), [pair("status", Some("draft"))]);
 }
+
+proptest::proptest! {
+    /// Any front matter, YAML or not: fields come out or nothing does, never a panic, and every
+    /// key is non-empty.
+    #[test]
+    fn front_matter_fields_never_panic(body in "[a-zタグ:\\-\\[\\]{}&*!|>'\" \\n0-9,.#]{0,80}") {
+        let src = format!("---\n{body}\n---\n\ntext\n");
+        for (key, _) in front_matter_fields(&Document::parse(&src)) {
+            proptest::prop_assert!(!key.is_empty());
+        }
+    }
+}
