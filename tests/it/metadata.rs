@@ -27,7 +27,12 @@ fn project() -> Project {
 
 /// The sorted distinct paths of a CLI search for 設計 with `extra` arguments.
 fn cli_paths(p: &Project, extra: &[&str]) -> Vec<String> {
-    let r = p.search("設計", extra);
+    search_paths(p, "設計", extra)
+}
+
+/// The sorted distinct paths of a CLI search (top 50) for `query` with `extra` arguments.
+fn search_paths(p: &Project, query: &str, extra: &[&str]) -> Vec<String> {
+    let r = p.search(query, extra);
     let mut paths: Vec<String> =
         r["results"].as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_owned()).collect();
     paths.sort();
@@ -261,4 +266,55 @@ fn semantic_and_hybrid_search_apply_the_filter_to_the_vector_candidates() {
         assert_eq!(filtered["results"][0]["path"], "docs/target.md", "{mode}: {filtered}");
         assert!(results.iter().all(|h| h["path"] == "docs/target.md"), "{mode}: {filtered}");
     }
+}
+
+/// The files below `dir` whose text contains every one of `needles` (the ground truth a filter
+/// must reproduce), as root-relative paths.
+fn files_containing(root: &std::path::Path, needles: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = crate::support::markdown_files(root)
+        .into_iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            needles.iter().all(|n| text.contains(n))
+        })
+        .map(|f| f.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn filters_on_a_real_corpus_find_exactly_the_files_whose_front_matter_matches() {
+    let Some(corpus) = crate::support::shared_or_skip("corpora/visualstudio-docs-ja/mac") else { return };
+    let p = Project::empty();
+    crate::support::copy_tree(&corpus, &p.root().join("mac"));
+    p.ok(&["reindex"]);
+    // The filtered sets have fewer than 50 matching chunks, so the top 50 holds every file that
+    // passes: the set must equal the ground truth read from the files' bytes.
+    let how_to_2017_2018: Vec<String> = files_containing(p.root(), &["デバッグ", "ms.topic: how-to"])
+        .into_iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(p.root().join(f)).unwrap();
+            text.lines().any(|l| l.starts_with("ms.date:") && (l.ends_with("/2017") || l.ends_with("/2018")))
+        })
+        .collect();
+    assert!(!how_to_2017_2018.is_empty());
+    assert_eq!(
+        search_paths(&p, "デバッグ", &["--filter", "ms.topic=how-to", "--filter", "ms.date<2019-01-01"]),
+        how_to_2017_2018,
+        "ms.date is written month first (11/09/2020)"
+    );
+    let recent: Vec<String> = files_containing(p.root(), &["デバッグ"])
+        .into_iter()
+        .filter(|f| {
+            let text = std::fs::read_to_string(p.root().join(f)).unwrap();
+            text.lines().any(|l| l.starts_with("ms.date:") && (l.ends_with("/2020") || l.ends_with("/2021")))
+        })
+        .collect();
+    assert_eq!(search_paths(&p, "デバッグ", &["--filter", "ms.date>=2020-01-01"]), recent);
+    assert_eq!(
+        search_paths(&p, "デバッグ", &["--filter", "ms.date>=01/01/2020"]),
+        recent,
+        "the filter value in the same form"
+    );
 }
