@@ -56,7 +56,7 @@ impl Engine {
         } else {
             None
         };
-        let meta = super::filters::meta_filter(req.filters.as_deref())?;
+        let meta_filter = super::filters::meta_filter(req.filters.as_deref())?;
         let mode = match req.mode.as_deref() {
             None => self.config.search.default_mode,
             Some(m) => SearchMode::parse(m).ok_or_else(|| {
@@ -68,9 +68,10 @@ impl Engine {
                 "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).",
             ));
         };
-        let meta = self.metadata_scope(meta.as_ref())?;
-        let filter = (scope.is_some() || meta.is_some()).then_some(|p: &str| {
-            scope.as_ref().is_none_or(|g| g.matches(p)) && meta.as_ref().is_none_or(|m| m.contains(p))
+        // Front-matter filters become the set of files that pass, tested with the globs.
+        let meta_paths = self.metadata_scope(meta_filter.as_ref())?;
+        let filter = (scope.is_some() || meta_paths.is_some()).then_some(|p: &str| {
+            scope.as_ref().is_none_or(|g| g.matches(p)) && meta_paths.as_ref().is_none_or(|m| m.contains(p))
         });
         let filter = filter.as_ref().map(|f| f as &ScopeFilter<'_>);
         let mut warnings: Vec<String> = Vec::new();
