@@ -260,6 +260,7 @@ fn run() -> Res<()> {
         top_k: Some(k),
         include_globs: None,
         exclude_globs: None,
+        filters: None,
         explain: None,
     };
     let req = |q: &str| req_k(q, TOP_K);

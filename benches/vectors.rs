@@ -288,6 +288,7 @@ fn bench_engine(corpus: &str) -> Res<Value> {
             top_k: Some(10),
             include_globs: None,
             exclude_globs: None,
+            filters: None,
             explain: None,
         };
         engine.search(&req(&queries[0])).map_err(|e| e.message)?; // warm-up (opens readers)

@@ -17,7 +17,7 @@ use super::index::{DocEntry, Index, Resolved, TagEntry, Vocabulary, quoted_list}
 use super::messages::{Msg, msg};
 use super::{Language, norm};
 use crate::links::{Target, resolve};
-use crate::workspace::GlobFilter;
+use crate::workspace::{GlobFilter, nfc};
 
 /// One issue (`catalog.md` §6.4.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -194,11 +194,12 @@ fn unindexed(
     lang: Language,
     issues: &mut Vec<Issue>,
 ) {
-    let indexed: HashSet<&str> = index.docs.iter().map(|d| d.path.as_str()).collect();
+    // Compared in NFC: an entry typed composed names a file macOS stored decomposed.
+    let indexed: HashSet<std::borrow::Cow<'_, str>> = index.docs.iter().map(|d| nfc(&d.path)).collect();
     let out = settings.build.as_ref().map(|b| b.out.as_str());
     let mut paths: Vec<String> = matching(&input.markdown, &settings.scan)
         .into_iter()
-        .filter(|p| !indexed.contains(p.as_str()) && p != index_path && Some(p.as_str()) != out)
+        .filter(|p| !indexed.contains(&nfc(p)) && p != index_path && Some(p.as_str()) != out)
         .collect();
     paths.sort();
     for path in paths {

@@ -12,6 +12,9 @@
 
 use std::ops::Range;
 
+mod front_matter;
+pub use front_matter::{fields_of_yaml, front_matter_fields};
+
 use crate::markdown::{Document, Element, ElementKind, LogicalPointer};
 use crate::text::sha256_hex;
 

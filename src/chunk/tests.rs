@@ -65,3 +65,54 @@ fn embedding_text_vectors() {
         assert_eq!(embedding_text_hash(&text), c["sha256"].as_str().unwrap());
     }
 }
+
+// ---------------------------------------------------------------- front-matter fields
+
+fn fields(src: &str) -> Vec<(String, Option<String>)> {
+    front_matter_fields(&Document::parse(src))
+}
+
+fn pair(k: &str, v: Option<&str>) -> (String, Option<String>) {
+    (k.to_owned(), v.map(str::to_owned))
+}
+
+#[test]
+fn front_matter_fields_flatten_lists_and_nested_keys() {
+    let src = "---\ntitle: 設計メモ\ntags: [api, 設計]\nタグ:\n  - 設計\nstatus: draft\nupdated: 2024-01-15\nversion: 2\npublished: true\nreviewed:\nauthor:\n  name: 山田\n---\n\n# 本文\n\nテキスト\n";
+    assert_eq!(
+        fields(src),
+        [
+            pair("title", Some("設計メモ")),
+            pair("tags", Some("api")),
+            pair("tags", Some("設計")),
+            pair("タグ", Some("設計")),
+            pair("status", Some("draft")),
+            pair("updated", Some("2024-01-15")),
+            pair("version", Some("2")),
+            pair("published", Some("true")),
+            pair("reviewed", None),
+            pair("author", None),
+            pair("author.name", Some("山田")),
+        ]
+    );
+}
+
+#[test]
+fn documents_without_usable_front_matter_have_no_fields() {
+    assert!(fields("# Title\n\nstatus: draft\n").is_empty());
+    assert!(fields("---\n- just\n- a list\n---\n\ntext\n").is_empty());
+    assert!(fields("---\nstatus: [unclosed\n---\n\ntext\n").is_empty(), "invalid YAML is not an error");
+    assert_eq!(fields("---\nstatus: draft\n---\n"), [pair("status", Some("draft"))]);
+}
+
+proptest::proptest! {
+    /// Any front matter, YAML or not: fields come out or nothing does, never a panic, and every
+    /// key is non-empty.
+    #[test]
+    fn front_matter_fields_never_panic(body in "[a-zタグ:\\-\\[\\]{}&*!|>'\" \\n0-9,.#]{0,80}") {
+        let src = format!("---\n{body}\n---\n\ntext\n");
+        for (key, _) in front_matter_fields(&Document::parse(&src)) {
+            proptest::prop_assert!(!key.is_empty());
+        }
+    }
+}

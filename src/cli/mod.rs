@@ -83,7 +83,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             let result = reindex_with_progress(&engine, ReindexOptions { all, force })?;
             if json { print_json(&result) } else { print_text(&render::reindex(&result)) }
         }
-        Command::Search { query, mode, top_k, include_globs, exclude_globs, explain, json } => {
+        Command::Search { query, mode, top_k, include_globs, exclude_globs, filters, explain, json } => {
             if !engine.index_exists() {
                 tracing::info!("no index yet; building it first");
                 reindex_with_progress(&engine, ReindexOptions::default())?;
@@ -94,6 +94,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
                 top_k: top_k.map(|k| k as i64),
                 include_globs: (!include_globs.is_empty()).then_some(include_globs),
                 exclude_globs: (!exclude_globs.is_empty()).then_some(exclude_globs),
+                filters: (!filters.is_empty()).then_some(filters),
                 explain: explain.then_some(true),
             };
             let response = engine.search(&request)?;

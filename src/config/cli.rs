@@ -134,6 +134,11 @@ pub enum Command {
         /// Leave out documents matching this glob; repeatable.
         #[arg(long = "exclude-glob", value_name = "GLOB", allow_hyphen_values = true, value_parser = text("--exclude-glob"))]
         exclude_globs: Vec<String>,
+        /// Only documents whose front matter meets this condition: FIELD=VALUE, FIELD!=VALUE,
+        /// FIELD>=DATE, FIELD<=DATE, FIELD>DATE, FIELD<DATE or FIELD? (has it); repeatable (all
+        /// must hold).
+        #[arg(long = "filter", value_name = "CONDITION", allow_hyphen_values = true, value_parser = filter)]
+        filters: Vec<crate::wire::SearchFilter>,
         /// Show each hit's lexical rank, vector rank and fused score.
         #[arg(long)]
         explain: bool,
@@ -518,6 +523,48 @@ fn list(option: &str, values: Vec<String>) -> Result<Option<Vec<String>>, UsageE
     Ok(if values.is_empty() { None } else { Some(values) })
 }
 
+/// A `--filter` condition: `FIELD=VALUE`, `FIELD!=VALUE`, `FIELD>=DATE`, `FIELD<=DATE`,
+/// `FIELD>DATE`, `FIELD<DATE` or `FIELD?`.
+pub fn search_filter(text: &str) -> Result<crate::wire::SearchFilter, UsageError> {
+    use crate::wire::{FilterOp, SearchFilter};
+    let filter = |field: &str, op, value: Option<&str>| SearchFilter {
+        field: field.trim().to_owned(),
+        op,
+        value: value.map(|v| v.trim().to_owned()),
+        values: None,
+    };
+    if let Some(field) = text.strip_suffix('?').filter(|f| !f.contains(['=', '<', '>'])) {
+        return Ok(filter(field, FilterOp::Exists, None));
+    }
+    let Some(at) = text.find(['=', '!', '<', '>']) else {
+        return Err(UsageError::usage(format!(
+            "--filter '{text}' has no operator; write FIELD=VALUE, FIELD!=VALUE, FIELD>=DATE, FIELD<=DATE, FIELD>DATE, FIELD<DATE or FIELD? (has the field)."
+        )));
+    };
+    let (field, rest) = text.split_at(at);
+    let (op, value) = [
+        ("!=", FilterOp::Ne),
+        (">=", FilterOp::Gte),
+        ("<=", FilterOp::Lte),
+        ("=", FilterOp::Eq),
+        (">", FilterOp::Gt),
+        ("<", FilterOp::Lt),
+    ]
+    .into_iter()
+    .find_map(|(sign, op)| rest.strip_prefix(sign).map(|v| (op, v)))
+    .ok_or_else(|| {
+        UsageError::usage(format!(
+            "--filter '{text}' has an unknown operator; use =, !=, >=, <=, > or < between the field and the value."
+        ))
+    })?;
+    if field.trim().is_empty() {
+        return Err(UsageError::usage(format!(
+            "--filter '{text}' names no field; write FIELD=VALUE, e.g. status=draft."
+        )));
+    }
+    Ok(filter(field, op, Some(value)))
+}
+
 /// A search mode value, case-insensitive.
 fn search_mode(option: &str, v: Option<String>) -> Result<Option<SearchMode>, UsageError> {
     value(option, v)?.map(|v| parse_mode(option, &v).map_err(UsageError::usage)).transpose()
@@ -540,6 +587,11 @@ fn http_serve(http: HttpServe) -> Result<HttpServe, UsageError> {
 
 /// The parser of a text option: a value that starts with `--` means the value is missing
 /// (`contract.md` §2.1).
+/// `--filter`'s value parser: [`search_filter`] with its sentence.
+fn filter(v: &str) -> Result<crate::wire::SearchFilter, String> {
+    search_filter(v).map_err(|e| e.message)
+}
+
 fn text(option: &'static str) -> impl Fn(&str) -> Result<String, String> + Clone + Send + Sync + 'static {
     move |v: &str| {
         if v.starts_with("--") { Err(format!("{option} requires a value.")) } else { Ok(v.to_owned()) }

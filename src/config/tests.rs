@@ -599,6 +599,7 @@ fn subcommands_with_global_flags_before_and_after() {
             top_k: Some(5),
             include_globs: vec![],
             exclude_globs: vec![],
+            filters: vec![],
             explain: false,
             json: false
         }
@@ -615,6 +616,12 @@ fn subcommands_with_global_flags_before_and_after() {
         "b/**",
         "--exclude-glob",
         "c/**",
+        "--filter",
+        "tags=api",
+        "--filter",
+        "updated>=2024-01-01",
+        "--filter",
+        "reviewed?",
         "--json",
     ]))
     .unwrap();
@@ -626,6 +633,26 @@ fn subcommands_with_global_flags_before_and_after() {
             top_k: None,
             include_globs: vec!["a/**".into(), "b/**".into()],
             exclude_globs: vec!["c/**".into()],
+            filters: vec![
+                crate::wire::SearchFilter {
+                    field: "tags".into(),
+                    op: crate::wire::FilterOp::Eq,
+                    value: Some("api".into()),
+                    values: None
+                },
+                crate::wire::SearchFilter {
+                    field: "updated".into(),
+                    op: crate::wire::FilterOp::Gte,
+                    value: Some("2024-01-01".into()),
+                    values: None
+                },
+                crate::wire::SearchFilter {
+                    field: "reviewed".into(),
+                    op: crate::wire::FilterOp::Exists,
+                    value: None,
+                    values: None
+                },
+            ],
             explain: false,
             json: true
         }

@@ -13,6 +13,7 @@ mod assets;
 mod catalog;
 mod edit;
 mod export;
+mod filters;
 mod guides;
 mod html;
 mod links;

@@ -27,14 +27,20 @@ impl Engine {
         self.service.check_searchable()?;
         let config = &self.config.search;
         let plan = search::plan(req, config)?;
+        let meta_filter = super::filters::meta_filter(req.filters.as_deref())?;
         let Some(snapshot) = Snapshot::read(&self.core.layout).filter(|s| s.chunks > 0) else {
             return Err(Error::index_not_ready(
                 "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).",
             ));
         };
         let query = plan.query.as_str();
-        // The lexical filter every candidate list is read through (today the scope globs).
-        let filter = plan.scope.as_ref().map(|g| move |p: &str| g.matches(p));
+        // The lexical filter every candidate list is read through: the scope globs and the
+        // front-matter filters (the set of files that pass them).
+        let meta_paths = self.metadata_scope(meta_filter.as_ref())?;
+        let scope = plan.scope.as_ref();
+        let filter = (scope.is_some() || meta_paths.is_some()).then_some(|p: &str| {
+            scope.is_none_or(|g| g.matches(p)) && meta_paths.as_ref().is_none_or(|m| m.contains(p))
+        });
         let filter = filter.as_ref().map(|f| f as &ScopeFilter<'_>);
         let mut warnings: Vec<String> = Vec::new();
 

@@ -58,7 +58,8 @@ use crate::workspace::{FileEntry, GlobFilter, RelPath, SourceDocument, Workspace
 /// Our index format version: the record layout plus the lexical schema (`lvs-<n>`; a higher
 /// `n` is newer). `lvs-1` stored every chunk and element in redb as JSON; `lvs-2` stores one
 /// binary record per document and keeps the chunks in the lexical index only.
-pub const SCHEMA_VERSION: &str = "lvs-2";
+/// `lvs-3` adds the front-matter terms of metadata filters to the lexical index.
+pub const SCHEMA_VERSION: &str = "lvs-3";
 
 /// An index of another format version, as found in its manifest.
 #[derive(Clone, Debug)]
@@ -240,12 +241,22 @@ fn open_store(path: &std::path::Path) -> Result<Store> {
 /// garbage metadata) is recreated empty, and [`Indexer::repair`] then refills it from the
 /// Markdown of the stored paths: it is derived data, and we hold the writer lock, so nobody else
 /// is writing it.
-fn open_lexical(dir: &std::path::Path) -> Result<(LexicalIndex, LexicalWriter)> {
+///
+/// `older_format`: the store is of an older format, so everything is rebuilt anyway and
+/// [`Indexer::rebuild_foreign`] says so; a lexical index of that format's schema is expected to
+/// be unreadable, which is not worth a second warning.
+fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalIndex, LexicalWriter)> {
     let opened = LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w)));
     match opened {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
-            tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
+            if older_format {
+                tracing::debug!(
+                    "the lexical index of the older format cannot be opened ({cause}); recreating it"
+                );
+            } else {
+                tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
+            }
             let lexical = LexicalIndex::recreate(dir)?;
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
             Ok((lexical, writer))
@@ -324,7 +335,7 @@ impl Indexer {
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
             (lexical, writer)
         } else {
-            open_lexical(&layout.lexical_dir())?
+            open_lexical(&layout.lexical_dir(), foreign.as_ref().is_some_and(|f| !f.newer))?
         };
         let generation = if foreign.is_some() { 0 } else { store.generation()? };
         let mut vectors = vectors;
@@ -1155,6 +1166,9 @@ fn lexical_docs(
             None => pointer.to_string(),
         }
     };
+    // Every chunk carries the file's front-matter terms, so metadata filters act per chunk.
+    let meta: std::sync::Arc<[String]> =
+        crate::lexical::meta_terms(&crate::chunk::front_matter_fields(doc)).into();
     ids.zip(chunks)
         .map(|(id, c)| LexicalDoc {
             chunk_id: id,
@@ -1163,6 +1177,7 @@ fn lexical_docs(
             heading_path: c.heading_path.unwrap_or_default(),
             text: c.text,
             source_hash: source_hash.to_owned(),
+            meta: meta.clone(),
         })
         .collect()
 }

@@ -17,6 +17,7 @@ use tantivy::{
 
 use super::analyzer::{Analyzer, LvsTokenizer, ensure_ready};
 use super::directory::{SwitchedDirectory, SyncSwitch};
+use super::meta::MetaFilter;
 use super::query::{Clause, Plan, plan};
 use super::snippet::snippet;
 use super::{ANALYZER_NAME, LexicalDoc, LexicalHit, ScopeFilter};
@@ -28,6 +29,8 @@ const F_TEXT: &str = "text";
 const F_HEADING_PATH: &str = "heading_path";
 const F_ANCHOR: &str = "anchor";
 const F_SOURCE_HASH: &str = "source_hash";
+/// The file's front-matter terms (`lexical/meta.rs`), indexed only.
+const F_META: &str = "meta";
 
 /// Indexing threads of a writer (the product targets two cores).
 const WRITER_THREADS: usize = 2;
@@ -107,6 +110,7 @@ struct Fields {
     heading_path: Field,
     anchor: Field,
     source_hash: Field,
+    meta: Field,
 }
 
 /// `text` in consecutive pieces of at most `max` bytes (a piece is longer only when one character
@@ -164,7 +168,8 @@ fn schema() -> (Schema, Fields) {
     let heading_path = b.add_text_field(F_HEADING_PATH, analyzed);
     let anchor = b.add_text_field(F_ANCHOR, STORED);
     let source_hash = b.add_text_field(F_SOURCE_HASH, STORED);
-    (b.build(), Fields { chunk_id, path, text, heading_path, anchor, source_hash })
+    let meta = b.add_text_field(F_META, STRING);
+    (b.build(), Fields { chunk_id, path, text, heading_path, anchor, source_hash, meta })
 }
 
 /// A BM25 index of chunks (`chunk_id`, `path`, `text`, `heading_path`) in one directory.
@@ -524,7 +529,42 @@ impl LexicalIndex {
                 text: stored_text(&doc, self.fields.text).into_owned(),
                 anchor: get(self.fields.anchor),
                 source_hash: get(self.fields.source_hash),
+                meta: Default::default(),
             });
+        }
+        Ok(out)
+    }
+
+    /// The paths of the files whose front matter meets every condition of `filter` (the
+    /// search's scope, applied inside the collector like the path globs). Answered from the
+    /// `meta` terms of the index, never by reading the files.
+    pub fn paths_matching(&self, filter: &MetaFilter) -> Result<HashSet<String>> {
+        let searcher = self.searcher();
+        self.paths.retain(&searcher);
+        let query = filter.query(self.fields.meta);
+        let weight = query
+            .weight(EnableScoring::disabled_from_searcher(&searcher))
+            .map_err(|e| map_err("Filtering by front matter", e))?;
+        let mut out = HashSet::new();
+        for reader in searcher.segment_readers() {
+            let Some(paths) = self.paths.get(reader)? else { continue };
+            let mut seen = vec![false; paths.names.len()];
+            let alive = reader.alive_bitset();
+            weight
+                .for_each_no_score(reader, &mut |docs| {
+                    for &doc in docs {
+                        if alive.is_some_and(|a| a.is_deleted(doc)) {
+                            continue;
+                        }
+                        for ord in paths.ords.values_for_doc(doc) {
+                            if let Some(slot) = usize::try_from(ord).ok().and_then(|o| seen.get_mut(o)) {
+                                *slot = true;
+                            }
+                        }
+                    }
+                })
+                .map_err(|e| map_err("Filtering by front matter", e))?;
+            out.extend(paths.names.iter().zip(seen).filter(|(_, s)| *s).map(|(n, _)| n.to_string()));
         }
         Ok(out)
     }
@@ -605,6 +645,9 @@ impl LexicalWriter {
         d.add_text(self.fields.heading_path, &doc.heading_path);
         d.add_text(self.fields.anchor, &doc.anchor);
         d.add_text(self.fields.source_hash, &doc.source_hash);
+        for term in doc.meta.iter() {
+            d.add_text(self.fields.meta, term);
+        }
         self.writer.add_document(d).map_err(|e| map_err("Indexing a chunk", e))?;
         Ok(())
     }

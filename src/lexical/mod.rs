@@ -37,9 +37,12 @@
 //! - **The index** ([`LexicalIndex`], [`LexicalWriter`]): fields `chunk_id` (u64, indexed,
 //!   stored, fast), `path` (raw string, indexed, stored, fast), `text` and `heading_path`
 //!   (analyzed with positions, stored), and `anchor`, `source_hash` (stored only, so a hit can
-//!   be answered from the index alone while another process re-indexes). Every commit stores
+//!   be answered from the index alone while another process re-indexes), and `meta` (raw
+//!   terms, indexed only: the file's front-matter fields, [`meta_terms`]). Every commit stores
 //!   the caller's generation number as its payload ([`LexicalIndex::generation`]).
 //! - **Search** ([`LexicalIndex::search`]) and **snippets** in the contract's FTS5 shape.
+//! - **Metadata filters** ([`MetaFilter`], [`LexicalIndex::paths_matching`]): front-matter
+//!   conditions as one tantivy query over `meta`, giving the files a search may return.
 //!
 //! # Invariants
 //!
@@ -79,6 +82,7 @@ mod analyzer;
 pub mod dictionary;
 mod directory;
 mod index;
+mod meta;
 mod normalize;
 mod query;
 mod snippet;
@@ -87,6 +91,7 @@ mod snippet;
 mod tests;
 
 pub use index::{LexicalIndex, LexicalWriter};
+pub use meta::{MAX_CONDITIONS, MetaCondition, MetaFilter, MetaOp, date_of, meta_terms, normalize_meta};
 
 /// The name under which the analyzer is registered in tantivy (the schema refers to it).
 pub const ANALYZER_NAME: &str = "lvs_ja";
@@ -113,6 +118,9 @@ pub struct LexicalDoc {
     pub anchor: String,
     /// The source hash of the file revision the chunk came from (stored, returned with hits).
     pub source_hash: String,
+    /// The file's front-matter terms ([`meta_terms`]; indexed for metadata filters, not
+    /// stored, so empty in [`LexicalIndex::stored_docs`]). Shared by the file's chunks.
+    pub meta: std::sync::Arc<[String]>,
 }
 
 /// One search hit.

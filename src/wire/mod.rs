@@ -220,9 +220,71 @@ pub struct SearchRequest {
     /// Leave out files matching any of these globs, e.g. `["drafts/**"]`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_globs: Option<Vec<String>>,
+    /// Only documents whose front matter meets every condition, e.g.
+    /// `[{"field":"tags","op":"eq","value":"api"},{"field":"updated","op":"gte","value":"2024-01-01"}]`;
+    /// combined with the globs, topK counts within what passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filters: Option<Vec<SearchFilter>>,
     /// Add an `explain` object to every hit: its lexical rank, vector rank and fused score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<bool>,
+}
+
+/// One condition on a front-matter field (`kb_search` `filters`). Keys and values are
+/// compared after NFKC and case folding; a list field (`tags: [api, 設計]`) matches when one
+/// of its items does.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(inline)]
+pub struct SearchFilter {
+    /// The front-matter key, e.g. `status`, `tags`, `タグ`; `author.name` for a nested key.
+    pub field: String,
+    /// `eq` (equals, or a list field contains it; `contains` is accepted as the same), `ne`
+    /// (not eq; documents without the field pass), `in` (equals one of `values`), `gte`/`gt`/`lte`/`lt` (dates, by calendar day),
+    /// `exists` (the key is present).
+    pub op: FilterOp,
+    /// The value to compare with (all ops but `in` and `exists`); dates as `YYYY-MM-DD`.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "scalar_text")]
+    pub value: Option<String>,
+    /// The values for `in`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<String>>,
+}
+
+/// How a [`SearchFilter`] compares (the meaning of each is on [`SearchFilter::op`]; the variants
+/// carry no doc comments so the schema is a plain string `enum`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub enum FilterOp {
+    // the field (or an item of a list field) equals `value`; `contains` reads naturally for
+    // lists and is accepted as the same test
+    #[serde(alias = "contains")]
+    Eq,
+    // not `eq`; documents without the field pass
+    Ne,
+    // the field (or an item of a list field) equals one of `values`
+    In,
+    // a date of the field is after, on or after, before, on or before `value`
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    // the front matter has the field
+    Exists,
+}
+
+/// A filter value: a string, or a number or boolean taken as its text (clients often send
+/// `true` or `2` for front matter written `draft: true` or `version: 2`).
+fn scalar_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    use serde::de::Error;
+    match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Null => Ok(None),
+        serde_json::Value::String(s) => Ok(Some(s)),
+        serde_json::Value::Number(n) => Ok(Some(n.to_string())),
+        serde_json::Value::Bool(b) => Ok(Some(b.to_string())),
+        _ => Err(D::Error::custom("value must be a string (or a number or boolean); use values for a list")),
+    }
 }
 
 /// Why a hit ranks where it does (`explain: true`).

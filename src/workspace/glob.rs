@@ -65,6 +65,10 @@ impl GlobFilter {
         } else {
             path
         };
+        // Compared in NFC (the patterns are normalised when compiled): a macOS name in NFD
+        // matches a pattern typed composed, and the reverse.
+        let composed = super::nfc::nfc(path);
+        let path = composed.as_ref();
         let candidate = Candidate::new(path);
         self.include.is_match_candidate(&candidate) && !self.is_excluded(path)
     }
@@ -85,6 +89,7 @@ fn compile(patterns: &[String], base: &dyn Fn() -> String) -> Result<GlobSet> {
     let mut set = GlobSetBuilder::new();
     for pattern in patterns {
         let glob = normalise(pattern)
+            .map(|p| super::nfc::nfc(&p).into_owned())
             .and_then(|p| {
                 GlobBuilder::new(&p)
                     .case_insensitive(true)

@@ -38,6 +38,10 @@
 //! vectors imply: they write `**/*.png` and `**/*.md` for "anywhere". Patterns may use `\` as a
 //! separator; a leading `./` is ignored and a trailing `/` means "everything below".
 //!
+//! Names are compared in one Unicode normal form (NFC): [`Workspace::rel_path`] answers with
+//! the name as it is on disk when the caller typed another form of it (macOS writes NFD), and
+//! globs match either form (`workspace/nfc.rs`).
+//!
 //! Listings ([`Workspace::scan_markdown`], [`Workspace::list_files`]) are sorted
 //! ordinal-ignore-case, then ordinal ([`compare_paths`]); they skip entries whose names the
 //! guard would refuse (so every listed path can be addressed), names that are not UTF-8, and
@@ -47,6 +51,7 @@ mod atomic;
 mod files;
 mod glob;
 mod lock;
+mod nfc;
 mod path;
 mod read;
 mod scan;
@@ -64,6 +69,7 @@ pub use atomic::{TEMP_PREFIX, replace_file_atomic, write_file_atomic};
 pub use files::Staged;
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
 pub use lock::LockFile;
+pub use nfc::{form_sensitive, nfc};
 pub use path::{PathContext, RelPath, compare_paths};
 pub use read::{MAX_MARKDOWN_BYTES, SourceDocument};
 pub use scan::{FileEntry, FileKind, ListedFile};
@@ -150,8 +156,15 @@ impl Workspace {
     /// component is a link, dangling or not). The target itself need not exist.
     pub fn rel_path(&self, input: &str, ctx: PathContext) -> Result<RelPath> {
         let path = path::parse(input, ctx, Some(&self.internal))?;
+        let path = self.on_disk(path);
         self.resolve(&path)?;
         Ok(path)
+    }
+
+    /// `path` spelled as the names on disk, where a name differs from the given one only in
+    /// its Unicode normal form (NFC/NFD, `workspace/nfc.rs`); `path` itself otherwise.
+    pub fn on_disk(&self, path: RelPath) -> RelPath {
+        nfc::on_disk(&self.root, &path).unwrap_or(path)
     }
 
     /// Checks `path` against this workspace (internal directory, links, containment) and returns

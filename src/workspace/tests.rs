@@ -932,3 +932,62 @@ fn sweeping_removes_temp_files_of_dead_processes_only() {
     assert!(dir.path().join("docs/Guide.MD").is_file(), "real files stay");
     assert_eq!(ws.sweep_temp_files().unwrap(), Vec::<String>::new());
 }
+
+// ---------------------------------------------------------------------------------------------
+// File names in one normal form (NFC)
+
+/// `ガイド.md` composed (NFC) and decomposed (NFD, as macOS writes it).
+const GUIDE_NFC: &str = "\u{30ac}\u{30a4}\u{30c9}.md";
+const GUIDE_NFD: &str = "\u{30ab}\u{3099}\u{30a4}\u{30c8}\u{3099}.md";
+
+#[test]
+fn a_decomposed_name_on_disk_is_found_by_its_composed_form_and_answered_as_on_disk() {
+    let (dir, ws) = fixture();
+    put(dir.path(), &format!("資料/{GUIDE_NFD}"), b"# x\n");
+    for typed in [format!("資料/{GUIDE_NFC}"), format!("資料/{GUIDE_NFD}")] {
+        let p = ws.rel_path(&typed, PathContext::Markdown).expect("found");
+        assert_eq!(p.as_str(), format!("資料/{GUIDE_NFD}"), "typed {typed:?}");
+        assert_eq!(ws.read_markdown(&p).expect("read").text, "# x\n");
+    }
+}
+
+#[test]
+fn a_composed_name_on_disk_is_found_by_its_decomposed_form_directories_included() {
+    let (dir, ws) = fixture();
+    let folder_nfc = "\u{30d0}\u{30c3}\u{30af}"; // バック
+    let folder_nfd = "\u{30cf}\u{3099}\u{30c3}\u{30af}";
+    put(dir.path(), &format!("{folder_nfc}/{GUIDE_NFC}"), b"text\n");
+    let p = ws.rel_path(&format!("{folder_nfd}/{GUIDE_NFD}"), PathContext::Any).expect("found");
+    assert_eq!(p.as_str(), format!("{folder_nfc}/{GUIDE_NFC}"));
+    assert!(ws.stat(&p).is_ok());
+    // a new name keeps the form it was given
+    let new = ws.rel_path(&format!("{folder_nfd}/新しい{GUIDE_NFD}"), PathContext::Any).expect("new");
+    assert_eq!(new.as_str(), format!("{folder_nfc}/新しい{GUIDE_NFD}"));
+}
+
+#[test]
+fn when_both_forms_exist_each_is_its_own_file() {
+    let (dir, ws) = fixture();
+    put(dir.path(), GUIDE_NFC, b"composed\n");
+    put(dir.path(), GUIDE_NFD, b"decomposed\n");
+    if fs::read_dir(dir.path()).unwrap().count() < 2 {
+        eprintln!("skip: this file system stores one form only");
+        return;
+    }
+    assert_eq!(ws.read_markdown(&rel(&ws, GUIDE_NFC)).unwrap().text, "composed\n");
+    assert_eq!(ws.read_markdown(&rel(&ws, GUIDE_NFD)).unwrap().text, "decomposed\n");
+}
+
+#[test]
+fn globs_match_names_in_either_form() {
+    let composed = GlobFilter::new(&[format!("**/{GUIDE_NFC}")], &[]).unwrap();
+    let decomposed = GlobFilter::new(&["docs/*\u{30a4}\u{30c8}\u{3099}.md".to_owned()], &[]).unwrap();
+    assert!(composed.matches(format!("docs/{GUIDE_NFD}")));
+    assert!(composed.matches(format!("docs/{GUIDE_NFC}")));
+    assert!(decomposed.matches(format!("docs/{GUIDE_NFC}")));
+    let excluded = GlobFilter::new(&[], &[GUIDE_NFC.to_owned()]).unwrap();
+    assert!(!excluded.matches(GUIDE_NFD));
+    assert!(form_sensitive(GUIDE_NFC) && form_sensitive(GUIDE_NFD));
+    assert!(!form_sensitive("設計メモ.md") && !form_sensitive("guide.md"));
+    assert_eq!(nfc(GUIDE_NFD), GUIDE_NFC);
+}

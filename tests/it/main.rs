@@ -15,6 +15,8 @@ mod images;
 mod kills;
 mod links;
 mod mcp;
+mod metadata;
+mod names;
 mod pdf;
 mod rpc;
 mod schema;
