@@ -39,7 +39,7 @@ impl Engine {
     /// `kb_search`.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
         self.service.wait_repair(REPAIR_WAIT);
-        self.service.check_searchable()?;
+        self.wait_until_searchable()?;
         let query = req.query.trim();
         if query.is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));

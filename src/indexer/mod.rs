@@ -233,6 +233,57 @@ fn open_store(path: &std::path::Path) -> Result<Store> {
     }
 }
 
+/// What the next writer would have to rebuild in the index at `layout`, as a phrase for the
+/// log, or `None` when the index is sound, when there is none, or when another process holds
+/// the writer (opening it repairs what it finds, so that process has done it). Takes the writer
+/// lock for the check, so it never races a writer; a newer format is not reported: it is
+/// refused, not rebuilt, until `reindex --force`.
+pub fn diagnose(layout: &IndexLayout) -> Option<String> {
+    if !layout.dir().is_dir() {
+        return None;
+    }
+    let _lock = WriterLock::acquire(layout).ok()?;
+    let cause = |e: &Error| std::error::Error::source(e).map_or_else(|| e.message.clone(), |s| s.to_string());
+    let store_path = layout.store_path();
+    let mut store_generation = None;
+    if store_path.is_file() {
+        match Store::open(&store_path) {
+            Err(e) if e.is(ErrorDetail::IndexDamaged) => {
+                return Some(format!("the index store is damaged ({})", cause(&e)));
+            }
+            Err(_) => return None,
+            Ok(store) => match Foreign::of(&store) {
+                Ok(Some(f)) if f.newer => return None,
+                Ok(Some(f)) => {
+                    return Some(format!("the index was written in format {} by an older version", f.found));
+                }
+                Ok(None) => store_generation = store.generation().ok(),
+                Err(e) => return Some(format!("the index store cannot be read ({})", e.message)),
+            },
+        }
+    }
+    match LexicalIndex::open_or_create(&layout.lexical_dir()) {
+        Err(e) if e.is(ErrorDetail::IndexDamaged) => {
+            return Some(format!("the lexical index is damaged ({})", cause(&e)));
+        }
+        Err(_) => return None,
+        Ok(lexical) => {
+            if let Some(stored) = store_generation
+                && lexical.generation().unwrap_or(0) != stored
+            {
+                return Some(format!(
+                    "the lexical index is at generation {} and the store at {stored}",
+                    lexical.generation().unwrap_or(0)
+                ));
+            }
+        }
+    }
+    if Snapshot::read(layout).is_none() {
+        return Some("status.json is missing or unreadable".to_owned());
+    }
+    None
+}
+
 /// Opens the lexical index and its writer; a damaged one (truncated or missing segment files,
 /// garbage metadata) is recreated empty, and [`Indexer::repair`] then refills it from the
 /// Markdown of the stored paths: it is derived data, and we hold the writer lock, so nobody else

@@ -112,6 +112,7 @@ fn start(engine: Engine) -> Server {
     {
         tracing::warn!("{}", e.message);
     }
+    engine.auto_index_on_start();
     let server = Server::new(engine);
     // Temp files of writes killed in an earlier run are swept, then the index catches up with
     // edits made while no server ran: a moment after the start, off the request path, so neither
