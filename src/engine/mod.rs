@@ -441,7 +441,9 @@ impl Engine {
                 self.service.request_reindex(ReindexOptions::default());
                 continue;
             }
-            let Some(progress) = running.filter(|_| self.config.index.auto_index || gate.is_err()) else {
+            // A build runs (the first one, a repair, or a `kb_reindex` of a new project): wait
+            // a little, then say how far it is.
+            let Some(progress) = running else {
                 return gate;
             };
             if Instant::now() >= deadline {

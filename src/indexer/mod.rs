@@ -212,14 +212,17 @@ pub struct Indexer {
     links_pending: Option<Vec<String>>,
     /// `SESSION`: kept on disk if a commit does not complete (dropped before the lock).
     session: SessionMarker,
+    /// The lexical index or the store was recreated at open (damaged, or torn by a restart):
+    /// the line that said so is the repair's one log line.
+    lexical_recreated: bool,
     _lock: WriterLock,
 }
 
 /// Opens the store; a damaged one is moved aside as `meta.redb.damaged` (one copy, replaced each
 /// time, for a bug report) and recreated empty, so the next run re-indexes the Markdown and the
 /// lexical index is emptied by [`Indexer::repair`] (its generation no longer matches).
-fn open_store(path: &std::path::Path) -> Result<Store> {
-    match Store::open(path) {
+fn open_store(path: &std::path::Path) -> Result<(Store, bool)> {
+    match Store::open(path).map(|s| (s, false)) {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
             tracing::warn!(
@@ -227,7 +230,7 @@ fn open_store(path: &std::path::Path) -> Result<Store> {
             );
             let aside = path.with_extension("redb.damaged");
             std::fs::rename(path, &aside).map_err(|e| Error::io("the damaged index store", &e))?;
-            Store::open(path)
+            Store::open(path).map(|s| (s, true))
         }
         other => other,
     }
@@ -288,15 +291,16 @@ pub fn diagnose(layout: &IndexLayout) -> Option<String> {
 /// garbage metadata) is recreated empty, and [`Indexer::repair`] then refills it from the
 /// Markdown of the stored paths: it is derived data, and we hold the writer lock, so nobody else
 /// is writing it.
-fn open_lexical(dir: &std::path::Path) -> Result<(LexicalIndex, LexicalWriter)> {
-    let opened = LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w)));
+fn open_lexical(dir: &std::path::Path) -> Result<(LexicalIndex, LexicalWriter, bool)> {
+    let opened =
+        LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w, false)));
     match opened {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
             tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
             let lexical = LexicalIndex::recreate(dir)?;
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
-            Ok((lexical, writer))
+            Ok((lexical, writer, true))
         }
         other => other,
     }
@@ -318,16 +322,16 @@ impl Indexer {
             tracing::info!("the last index writer did not close cleanly; checking the index");
         }
         let vectors = embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout));
-        let store = open_store(&layout.store_path())?;
+        let (store, store_recreated) = open_store(&layout.store_path())?;
         let foreign = Foreign::of(&store)?;
-        let (lexical, writer) = if left.other_boot && foreign.is_none() {
+        let (lexical, writer, recreated) = if left.other_boot && foreign.is_none() {
             // Its unsynced lexical commits may be torn: refilled from the Markdown by `repair`.
             tracing::warn!(
                 "the machine restarted while the index was being written; rebuilding the lexical index from the Markdown"
             );
             let lexical = LexicalIndex::recreate(&layout.lexical_dir())?;
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
-            (lexical, writer)
+            (lexical, writer, true)
         } else {
             open_lexical(&layout.lexical_dir())?
         };
@@ -351,6 +355,7 @@ impl Indexer {
             foreign,
             links_pending: None,
             session,
+            lexical_recreated: recreated || store_recreated,
             _lock: lock,
         };
         // A failed repair keeps the marker, so the next start tries again.
@@ -390,11 +395,15 @@ impl Indexer {
             );
             self.store.last_batch()?
         } else {
-            tracing::warn!(
-                "lexical index generation {} does not match store generation {}; rebuilding it from the Markdown",
-                lexical_generation.unwrap_or(0),
-                self.generation
-            );
+            if self.lexical_recreated {
+                tracing::debug!("refilling the lexical index from the Markdown after the repair at open");
+            } else {
+                tracing::warn!(
+                    "lexical index generation {} does not match store generation {}; rebuilding it from the Markdown",
+                    lexical_generation.unwrap_or(0),
+                    self.generation
+                );
+            }
             self.writer.delete_all()?;
             self.store.documents()?.into_keys().collect()
         };
