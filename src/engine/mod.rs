@@ -65,7 +65,13 @@ pub struct Engine {
     embedder: Mutex<Option<Arc<crate::vectors::Embedder>>>,
     /// The search-side view of `vectors.usearch`.
     vectors: Mutex<Option<search::VectorReader>>,
+    /// The last large document parsed for `kb_read`/`kb_outline`, by its source hash: paging
+    /// through a 20 MB file parses it once, not once per page.
+    parsed: Mutex<Option<(String, Arc<Document>)>>,
 }
+
+/// Documents at least this large are kept parsed between pages ([`Engine::parse`]).
+const PARSE_CACHE_MIN_BYTES: usize = 256 * 1024;
 
 /// What both the engine and the indexing service use.
 struct Core {
@@ -175,6 +181,7 @@ impl Engine {
             watcher: Mutex::new(None),
             embedder: Mutex::new(None),
             vectors: Mutex::new(None),
+            parsed: Mutex::new(None),
         })
     }
 
@@ -193,6 +200,24 @@ impl Engine {
         self.core.layout.exists()
     }
 
+    /// `text` parsed, from the one-entry cache when it holds the same bytes (`source_hash`).
+    fn parse(&self, text: &str, source_hash: &str) -> Arc<Document> {
+        if text.len() < PARSE_CACHE_MIN_BYTES {
+            return Arc::new(Document::parse(text));
+        }
+        if let Ok(slot) = self.parsed.lock()
+            && let Some((hash, doc)) = slot.as_ref()
+            && hash == source_hash
+        {
+            return Arc::clone(doc);
+        }
+        let doc = Arc::new(Document::parse(text));
+        if let Ok(mut slot) = self.parsed.lock() {
+            *slot = Some((source_hash.to_owned(), Arc::clone(&doc)));
+        }
+        doc
+    }
+
     /// `kb_read`.
     pub fn read(&self, req: &ReadRequest) -> Result<MarkdownSlice> {
         let path = self.core.workspace.rel_path(&req.path, PathContext::Markdown)?;
@@ -206,7 +231,7 @@ impl Engine {
         };
         let anchor = pointer.map(Anchor::parse).transpose()?;
         let source = self.core.workspace.read_markdown(&path)?;
-        let doc = Document::parse(&source.text);
+        let doc = self.parse(&source.text, &source.source_hash);
         let limits = ReadLimits::clamped(req.max_elements, req.max_bytes);
         let page =
             read_slice_from(&source.text, &doc, path.as_str(), anchor.as_ref(), offset.unwrap_or(0), limits)?;
@@ -263,7 +288,7 @@ impl Engine {
             Some(d) => d as usize,
         };
         let source = self.core.workspace.read_markdown(&path)?;
-        let doc = Document::parse(&source.text);
+        let doc = self.parse(&source.text, &source.source_hash);
         let mut roots = outline(&doc, &source.text);
         if let Some(under) = req.under.as_deref().filter(|u| !u.is_empty()) {
             let anchor = Anchor::parse(under)?;

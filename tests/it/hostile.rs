@@ -479,7 +479,9 @@ fn a_truncated_or_garbage_vector_file_is_rebuilt_by_the_server_unasked_and_lexic
         for _ in 0..300 {
             status = rpc.call("kb_status", json!({}));
             let vectors = &status["vectors"];
+            // `last`: the catch-up ran (before it starts, the old status looks complete).
             if status["indexing"]["isRunning"] == false
+                && status["indexing"]["last"].is_object()
                 && vectors["pending"] == 0
                 && vectors["vectors"].as_u64() > Some(0)
             {
