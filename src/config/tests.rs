@@ -797,7 +797,17 @@ fn schema_lists_every_known_key() {
     let sections: Vec<&str> = props.keys().map(String::as_str).collect();
     assert_eq!(
         sections,
-        ["server", "storage", "embedding", "chunking", "search", "knowledgeBase", "tools", "catalog"]
+        [
+            "server",
+            "storage",
+            "embedding",
+            "chunking",
+            "search",
+            "knowledgeBase",
+            "tools",
+            "index",
+            "catalog"
+        ]
     );
     assert!(text.contains("\"default\""));
 }
@@ -1073,4 +1083,36 @@ fn tool_selector_warnings_stay_on_one_line() {
             "tools.disabled entry 'a\\nb' is neither a tool name (kb_…) nor a group (read, edit, assets, export, catalog); it was ignored."
         ]
     );
+}
+
+#[test]
+fn index_auto_index_and_tools_max_answer_bytes_load_with_defaults_and_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = load_yaml(dir.path(), "{}\n", CliOverrides::default()).unwrap().config;
+    assert!(c.index.auto_index);
+    assert_eq!(c.tools.max_answer_bytes, 65_536);
+    let c = load_yaml(
+        dir.path(),
+        "index:\n  autoIndex: false\ntools:\n  maxAnswerBytes: 200000\n",
+        CliOverrides::default(),
+    )
+    .unwrap()
+    .config;
+    assert!(!c.index.auto_index);
+    assert_eq!(c.tools.max_answer_bytes, 200_000);
+    assert_eq!(
+        yaml_error(dir.path(), "tools:\n  maxAnswerBytes: 10\n"),
+        "tools.maxAnswerBytes must be at least 1024; remove the key for the default of 65536."
+    );
+}
+
+#[test]
+fn a_relative_project_root_resolves_against_the_working_directory() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(cwd.path().join("docs/site")).unwrap();
+    let (_, loaded) = run(&["--project-root", "docs/./site/.."], cwd.path()).unwrap();
+    assert_eq!(loaded.config.project_root, cwd.path().join("docs"));
+    assert_eq!(loaded.config.project_root_source, ProjectRootSource::Flag);
+    let message = run(&["--project-root", "missing"], cwd.path()).unwrap_err();
+    assert!(message.starts_with("--project-root directory does not exist"), "{message}");
 }
