@@ -526,8 +526,8 @@ pub struct ToolsConfig {
     pub max_answer_bytes: usize,
 }
 
-/// The default of `tools.maxAnswerBytes`: 64 KiB, about 16,000 tokens, under the output caps of
-/// the common MCP clients.
+/// The default of `tools.maxAnswerBytes`: 64 KiB, under the tool-output caps of the common MCP
+/// clients.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// The smallest accepted `tools.maxAnswerBytes` (and per-call `maxBytes`).

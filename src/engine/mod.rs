@@ -252,7 +252,7 @@ impl Engine {
                 part.to
             )
         });
-        Ok(MarkdownSlice {
+        let mut slice = MarkdownSlice {
             path: path.as_str().to_owned(),
             pointer: page.pointer,
             elements: page
@@ -272,7 +272,17 @@ impl Engine {
             table,
             truncated: page.part.filter(|p| p.to < p.len || p.from > 0).map(|_| true),
             notice,
-        })
+        };
+        // The projection repeats the table cell by cell; over the answer budget (a table of many
+        // tiny cells can be several times its Markdown) it is left out, and the answer says so.
+        let budget = self.config.tools.max_answer_bytes.max(3 * limits.max_bytes);
+        if slice.table.is_some() && serde_json::to_vec(&slice).map_or(0, |v| v.len()) > budget {
+            slice.table = None;
+            slice.notice = Some(format!(
+                "The table projection was left out: with it this answer would exceed {budget} bytes; the table's Markdown is in markdown, and kb_edit_table addresses its rows."
+            ));
+        }
+        Ok(slice)
     }
 
     /// `kb_outline`: the heading tree, paged by the answer budget (`maxBytes`, else

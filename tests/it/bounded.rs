@@ -238,3 +238,28 @@ fn kb_list_files_pages_within_the_budget_and_lists_each_file_once() {
     let frame = rpc.call_raw("kb_list_files", json!({"request": {"maxBytes": 10}}));
     assert!(frame.to_string().contains("maxBytes must be at least 1024"), "{frame}");
 }
+
+/// A table of many tiny cells fits `maxBytes` as Markdown but not as a projection: the answer
+/// stays within the budget, leaves the projection out and says so.
+#[test]
+fn a_table_projection_over_the_budget_is_left_out_with_a_notice() {
+    let project = Project::empty();
+    let mut text = String::from("|h|\n|-|\n");
+    for i in 0..2900 {
+        text.push_str(&format!("|{}|\n", i % 10));
+    }
+    project.write("tiny.md", &text);
+    let mut rpc = server(&project);
+    let (page, bytes) =
+        call_sized(&mut rpc, "kb_read", json!({"request": {"path": "tiny.md", "pointer": "t1"}}));
+    assert!(bytes <= BUDGET, "{bytes}");
+    assert!(page["table"].is_null());
+    assert!(page["notice"].as_str().unwrap().contains("projection was left out"), "{}", page["notice"]);
+    assert_eq!(page["markdown"], text);
+    // A small table keeps its projection and no notice.
+    project.write("small.md", "|h|\n|-|\n|1|\n");
+    let (page, _) =
+        call_sized(&mut rpc, "kb_read", json!({"request": {"path": "small.md", "pointer": "t1"}}));
+    assert_eq!(page["table"]["rowCount"], 1);
+    assert!(page.get("notice").is_none() || page["notice"].is_null(), "{page}");
+}
