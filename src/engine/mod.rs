@@ -671,7 +671,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -707,5 +707,35 @@ fn project_table(table: &Table, text: &str) -> TableProjection {
             })
             .collect(),
         rows: p.rows.into_iter().enumerate().map(|(index, cells)| TableRow { index, cells }).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_building_message_counts_files_with_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(6339), "6,339");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        let p = ReindexProgress {
+            scope: "changed".to_owned(),
+            force: false,
+            started_at_utc: String::new(),
+            processed_files: 1234,
+            total_files: Some(6339),
+            current_path: None,
+            is_destructive_rebuild: false,
+            embedding: None,
+        };
+        let message = building_message(&p);
+        assert!(
+            message.starts_with("The index is being built: indexing 1,234 of 6,339 files; try again"),
+            "{message}"
+        );
+        let listing = building_message(&ReindexProgress { total_files: None, ..p });
+        assert!(listing.contains("listing the files"), "{listing}");
     }
 }
