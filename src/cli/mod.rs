@@ -140,6 +140,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
                 all.edges.extend(page.edges);
                 all.next_cursor = page.next_cursor;
             }
+            all.notice = None;
             if json { print_json(&all) } else { print_text(&render::links(&all)) }
         }
         Command::ExportHtml { mut request } => {

@@ -79,24 +79,26 @@ pub(crate) fn page<T: Serialize>(
         None => 0,
         Some(c) => parse_cursor(c, kind, fingerprint, total)?,
     };
-    let room = budget.saturating_sub(ENVELOPE_BYTES);
-    let mut used = 0usize;
-    let mut taken = Vec::new();
-    let mut rest = items.into_iter().skip(first).peekable();
-    while let Some(item) = rest.peek() {
-        // Each item costs its JSON and a separating comma.
-        let cost = serde_json::to_vec(item).map_or(0, |v| v.len()) + 1;
-        if !taken.is_empty() && used + cost > room {
-            break;
-        }
-        used += cost;
-        if let Some(item) = rest.next() {
-            taken.push(item);
-        }
-    }
+    let mut items = items;
+    let mut taken: Vec<T> = items.drain(first.min(total)..).collect();
+    taken.truncate(fitting(&taken, budget));
     let end = first + taken.len();
     let next_cursor = (end < total).then(|| format!("{kind}:{end}:{fingerprint}"));
     Ok(Page { items: taken, next_cursor, first, total })
+}
+
+/// How many of `items`, from the first, fit in an answer of `budget` bytes (at least one).
+pub(crate) fn fitting<T: Serialize>(items: &[T], budget: usize) -> usize {
+    let room = budget.saturating_sub(ENVELOPE_BYTES);
+    let mut used = 0usize;
+    for (i, item) in items.iter().enumerate() {
+        // Each item costs its JSON and a separating comma.
+        used += serde_json::to_vec(item).map_or(0, |v| v.len()) + 1;
+        if used > room {
+            return i.max(1);
+        }
+    }
+    items.len()
 }
 
 fn parse_cursor(cursor: &str, kind: &str, fingerprint: &str, total: usize) -> Result<usize> {

@@ -263,3 +263,46 @@ fn a_table_projection_over_the_budget_is_left_out_with_a_notice() {
     assert_eq!(page["table"]["rowCount"], 1);
     assert!(page.get("notice").is_none() || page["notice"].is_null(), "{page}");
 }
+
+/// `kb_links` keeps its numeric cursor and `limit`, and the answer budget cuts a page of long
+/// edges short: 1,000 links with 300-byte targets come in several pages, each within the budget.
+#[test]
+fn kb_links_pages_of_long_edges_stay_within_the_budget() {
+    let project = Project::empty();
+    let mut text = String::from("# リンク集\n\n");
+    for i in 0..1000 {
+        text.push_str(&format!("- [リンク {i}](missing/{}-{i:04}.md)\n", "d".repeat(300)));
+    }
+    project.write("links.md", &text);
+    project.ok(&["reindex"]);
+    let mut rpc = server(&project);
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut request = json!({"path": "links.md", "direction": "outgoing", "limit": 1000});
+        if let Some(c) = &cursor {
+            request["cursor"] = json!(c);
+        }
+        let (page, bytes) = call_sized(&mut rpc, "kb_links", json!({"request": request}));
+        pages += 1;
+        assert!(bytes <= BUDGET, "page {pages} is {bytes} bytes");
+        assert_eq!(page["total"], 1000);
+        for e in page["edges"].as_array().unwrap() {
+            seen.push(e["to"].as_str().unwrap().to_owned());
+        }
+        match page["nextCursor"].as_str() {
+            Some(c) => {
+                assert!(page["notice"].as_str().unwrap().contains("pass nextCursor"), "{}", page["notice"]);
+                cursor = Some(c.to_owned());
+            }
+            None => break,
+        }
+        assert!(pages < 100);
+    }
+    assert!(pages > 2, "{pages}");
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!((seen.len(), unique.len()), (1000, 1000));
+}
