@@ -122,6 +122,9 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             if !engine.index_exists() {
                 tracing::info!("no index yet; building it first");
                 reindex_with_progress(&engine, ReindexOptions::default())?;
+            } else if let Some(problem) = engine.index_problem() {
+                tracing::debug!("{problem}; repairing the index before listing links");
+                reindex_with_progress(&engine, ReindexOptions::default())?;
             }
             let mut request = LinksRequest {
                 path,
