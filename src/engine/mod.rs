@@ -482,6 +482,8 @@ impl Engine {
                 return gate;
             };
             if Instant::now() >= deadline {
+                // A forced rebuild keeps the contract's own sentence for its gate.
+                gate?;
                 return Err(Error::index_not_ready(building_message(&progress)));
             }
             std::thread::sleep(Duration::from_millis(50));
