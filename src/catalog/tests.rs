@@ -942,7 +942,7 @@ fn an_index_over_16_mib_is_refused_in_the_configured_language() {
     write(dir.path(), "index.yaml", &big);
     let s = section("index: index.yaml\nlanguage: ja\n");
     let settings = load_settings(&env(&ws, dir.path(), Some(&s)), None).unwrap();
-    let err = super::docs::read_index(&ws, &settings).unwrap_err();
+    let err = super::docs::read_index(&ws, &settings, &super::docs::DocCache::default()).unwrap_err();
     assert_eq!(err.code, ErrorCode::UnsupportedFormat);
     assert_eq!(
         err.message,

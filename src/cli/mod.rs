@@ -73,6 +73,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
     }
     if let Command::Serve { http } = &parsed.command {
         let engine = open_engine(&parsed)?;
+        tracing::info!("project root: {}", engine.config().project_root.display());
         return crate::mcp::serve(engine, http.clone());
     }
     let engine = open_engine(&parsed)?;
@@ -86,6 +87,10 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
         Command::Search { query, mode, top_k, include_globs, exclude_globs, filters, explain, json } => {
             if !engine.index_exists() {
                 tracing::info!("no index yet; building it first");
+                reindex_with_progress(&engine, ReindexOptions::default())?;
+            } else if let Some(problem) = engine.index_problem() {
+                // The writer's own line says what it found and rebuilds; this names the trigger.
+                tracing::debug!("{problem}; repairing the index before searching");
                 reindex_with_progress(&engine, ReindexOptions::default())?;
             }
             let request = SearchRequest {
@@ -109,12 +114,17 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             if json { print_json(&slice) } else { print_text(&render::read(&slice)) }
         }
         Command::Outline { path, json } => {
-            let outline = engine.outline(&OutlineRequest { path })?;
+            // One page: the CLI prints the whole outline (a terminal has no answer budget).
+            let request = OutlineRequest { path, max_bytes: Some(i64::MAX), ..OutlineRequest::default() };
+            let outline = engine.outline(&request)?;
             if json { print_json(&outline) } else { print_text(&render::outline(&outline)) }
         }
         Command::Links { path, broken, direction, depth, external, json } => {
             if !engine.index_exists() {
                 tracing::info!("no index yet; building it first");
+                reindex_with_progress(&engine, ReindexOptions::default())?;
+            } else if let Some(problem) = engine.index_problem() {
+                tracing::debug!("{problem}; repairing the index before listing links");
                 reindex_with_progress(&engine, ReindexOptions::default())?;
             }
             let mut request = LinksRequest {
@@ -134,6 +144,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
                 all.edges.extend(page.edges);
                 all.next_cursor = page.next_cursor;
             }
+            all.notice = None;
             if json { print_json(&all) } else { print_text(&render::links(&all)) }
         }
         Command::ExportHtml { request } => {

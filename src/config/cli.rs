@@ -48,8 +48,8 @@ pub struct GlobalArgs {
     /// or to --project-root when given.
     #[arg(long, global = true, help_heading = GLOBAL, value_name = "PATH", allow_hyphen_values = true)]
     pub config: Option<String>,
-    /// Project root (absolute, existing); default: $CLAUDE_PROJECT_DIR, else the working
-    /// directory.
+    /// Project root (an existing directory; a relative path is resolved against the working
+    /// directory); default: $CLAUDE_PROJECT_DIR, else the working directory.
     #[arg(long, global = true, help_heading = GLOBAL, value_name = "DIR", allow_hyphen_values = true)]
     pub project_root: Option<String>,
     /// Knowledge-base root, relative to the project root (knowledgeBase.root).

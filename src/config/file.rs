@@ -35,8 +35,10 @@ pub(crate) struct FileConfig {
     pub search: Option<SearchFile>,
     /// The Markdown root and what the server may do with it.
     pub knowledge_base: Option<KnowledgeBaseFile>,
-    /// Which MCP tools the server lists.
+    /// Which MCP tools the server lists, and how long one answer may be.
     pub tools: Option<ToolsFile>,
+    /// How the server keeps its index.
+    pub index: Option<IndexFile>,
     /// The document catalog settings (see the catalog documentation).
     #[schemars(with = "Option<serde_json::Value>")]
     pub catalog: Option<yaml_serde::Value>,
@@ -229,6 +231,20 @@ pub(crate) struct ToolsFile {
     /// Tool names or groups never to list.
     #[schemars(with = "Option<Vec<String>>")]
     pub disabled: Option<StringList>,
+    /// The most bytes of text one tool answer carries before it is paged (a call may ask for
+    /// more, or less, with its own `maxBytes`).
+    #[schemars(range(min = 1024), extend("default" = 65536))]
+    pub max_answer_bytes: Option<u64>,
+}
+
+/// `index`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct IndexFile {
+    /// The server builds a missing index, and rebuilds a damaged one, in the background as soon
+    /// as it starts (false: only `kb_reindex` or the CLI `reindex` build it).
+    #[schemars(extend("default" = true))]
+    pub auto_index: Option<bool>,
 }
 
 /// A key that tells "absent" from "null" (`#[serde(default)]` gives [`Setting::Absent`]).
@@ -495,7 +511,11 @@ const KNOWN_ROOT: Known = &[
             ("exclude", Node::Leaf),
         ]),
     ),
-    ("tools", Node::Map(&[("enabled", Node::Leaf), ("disabled", Node::Leaf)])),
+    (
+        "tools",
+        Node::Map(&[("enabled", Node::Leaf), ("disabled", Node::Leaf), ("maxAnswerBytes", Node::Leaf)]),
+    ),
+    ("index", Node::Map(&[("autoIndex", Node::Leaf)])),
     // `catalog.md` §3.3: the catalog module interprets the values; the keys are checked here so
     // every unknown key of the server configuration is reported the same way.
     (

@@ -6,9 +6,10 @@ use std::path::{Component, Path, PathBuf};
 use super::file::{self, FileConfig, Setting, StringList};
 use super::{
     ChunkingConfig, CliOverrides, Config, DEFAULT_EMBEDDING_API_KEY, DEFAULT_EMBEDDING_ENDPOINT,
-    DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_SERVER_NAME, EmbeddingConfig, EmbeddingProvider,
-    InputTypes, KnowledgeBaseConfig, Loaded, PROJECT_DIR_ENV, ProjectRootSource, STORAGE_DIR_NAME,
-    SearchConfig, SearchMode, ServerConfig, StorageConfig, ToolGroup, ToolSelector, ToolsConfig,
+    DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_SERVER_NAME, EmbeddingConfig,
+    EmbeddingProvider, IndexConfig, InputTypes, KnowledgeBaseConfig, Loaded, MIN_ANSWER_BYTES,
+    PROJECT_DIR_ENV, ProjectRootSource, STORAGE_DIR_NAME, SearchConfig, SearchMode, ServerConfig,
+    StorageConfig, ToolGroup, ToolSelector, ToolsConfig,
 };
 use crate::error::{Error, Result};
 
@@ -50,13 +51,9 @@ fn project_root(
     cwd: &Path,
 ) -> Result<(PathBuf, ProjectRootSource)> {
     if let Some(given) = &overrides.project_root {
-        if !given.is_absolute() {
-            return Err(Error::invalid_argument(format!(
-                "--project-root must be an absolute path, but '{}' is relative; pass the full path, for example \"$PWD\".",
-                given.display()
-            )));
-        }
-        let root = normalize(given);
+        // Relative: against the working directory, as every command-line tool does (issue #26;
+        // an MCP client's configuration should still name an absolute path: docs/tools.md).
+        let root = resolve(cwd, given);
         check_dir(&root, |what| match what {
             DirProblem::Missing => format!(
                 "--project-root directory does not exist: {}; create it or pass an existing directory.",
@@ -118,6 +115,7 @@ fn build(
     let search = file.search.unwrap_or_default();
     let kb = file.knowledge_base.unwrap_or_default();
     let tools = file.tools.unwrap_or_default();
+    let index = file.index.unwrap_or_default();
 
     // storage.path
     let storage_path = match (&cli.storage_path, &storage.path) {
@@ -314,6 +312,16 @@ fn build(
         Some(StringList(list)) => tool_selectors("tools.disabled", list, warnings)?,
     };
 
+    let max_answer_bytes = match tools.max_answer_bytes {
+        None => DEFAULT_MAX_ANSWER_BYTES,
+        Some(n) if (n as usize) < MIN_ANSWER_BYTES => {
+            return Err(Error::invalid_argument(format!(
+                "tools.maxAnswerBytes must be at least {MIN_ANSWER_BYTES}; remove the key for the default of {DEFAULT_MAX_ANSWER_BYTES}."
+            )));
+        }
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+    };
+
     let catalog = file.catalog.filter(|v| !v.is_null());
 
     Ok(Config {
@@ -347,7 +355,8 @@ fn build(
             include,
             exclude,
         },
-        tools: ToolsConfig { enabled, disabled },
+        tools: ToolsConfig { enabled, disabled, max_answer_bytes },
+        index: IndexConfig { auto_index: index.auto_index.unwrap_or(true) },
         catalog,
     })
 }

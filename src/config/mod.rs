@@ -65,7 +65,7 @@ pub struct CliOverrides {
     /// `--config <path>`: the YAML file. Relative to the working directory, or to the project
     /// root when `--project-root` is given.
     pub config: Option<PathBuf>,
-    /// `--project-root <abs dir>`: must be absolute and exist.
+    /// `--project-root <dir>`: must exist; a relative path is resolved against the working directory.
     pub project_root: Option<PathBuf>,
     /// `--root <path>`: `knowledgeBase.root`.
     pub root: Option<PathBuf>,
@@ -122,6 +122,8 @@ pub struct Config {
     pub knowledge_base: KnowledgeBaseConfig,
     /// `tools` (`product.md` §5): which MCP tools the server lists.
     pub tools: ToolsConfig,
+    /// `index`: how the server keeps its index.
+    pub index: IndexConfig,
     /// `catalog` (`catalog.md` §3): the raw section, interpreted by the catalog module. Its
     /// unknown keys are already reported as warnings by [`load`]. `None` when absent or null.
     pub catalog: Option<yaml_serde::Value>,
@@ -149,6 +151,7 @@ impl Config {
             chunking: ChunkingConfig::default(),
             search: SearchConfig::default(),
             tools: ToolsConfig::default(),
+            index: IndexConfig::default(),
             catalog: None,
         }
     }
@@ -514,12 +517,42 @@ impl ToolSelector {
 
 /// `tools`: the tool profile (`product.md` §5). Independent of `allowWrites`, which still gates
 /// the mutation tools that are listed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolsConfig {
     /// `tools.enabled`: `None` = every tool; otherwise only the selected ones (never empty).
     pub enabled: Option<Vec<ToolSelector>>,
     /// `tools.disabled`: removed from the enabled set.
     pub disabled: Vec<ToolSelector>,
+    /// `tools.maxAnswerBytes`: the default budget of one answer's text (`docs/tools.md`,
+    /// "Bounded answers").
+    pub max_answer_bytes: usize,
+}
+
+/// The default of `tools.maxAnswerBytes`: 64 KiB, under the tool-output caps of the common MCP
+/// clients.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+/// The smallest accepted `tools.maxAnswerBytes` (and per-call `maxBytes`).
+pub const MIN_ANSWER_BYTES: usize = 1024;
+
+impl Default for ToolsConfig {
+    fn default() -> Self {
+        ToolsConfig { enabled: None, disabled: Vec::new(), max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES }
+    }
+}
+
+/// `index`: how the server keeps its index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexConfig {
+    /// `index.autoIndex` (default true): a server builds a missing index and rebuilds a damaged
+    /// one in the background at start (`docs/tools.md`, "The index builds itself").
+    pub auto_index: bool,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig { auto_index: true }
+    }
 }
 
 impl ToolsConfig {

@@ -62,6 +62,13 @@ fn cli_json_cases() {
             .collect();
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let outcome = run(&refs, cwd);
+        if refs == ["--project-root", "relative/dir"] {
+            // Deliberate change (issue #26, docs/tools.md "Project root"): a relative
+            // --project-root resolves against the working directory, where this one is missing.
+            let message = outcome.err().unwrap_or_else(|| panic!("{args:?} accepted"));
+            assert!(message.starts_with("--project-root directory does not exist"), "{message}");
+            continue;
+        }
         if case["accepted"] == Value::Bool(true) {
             let (parsed, _) = outcome.unwrap_or_else(|e| panic!("{args:?} rejected: {e}"));
             if case["runs"] == "reindex" {
@@ -559,7 +566,11 @@ fn tools_profile() {
     assert!(t.is_enabled("kb_save_image", ToolGroup::Assets));
     assert!(!t.is_enabled("kb_list_images", ToolGroup::Assets));
     assert!(!t.is_enabled("kb_check", ToolGroup::Catalog));
-    let only_disabled = ToolsConfig { enabled: None, disabled: vec![ToolSelector::Group(ToolGroup::Export)] };
+    let only_disabled = ToolsConfig {
+        enabled: None,
+        disabled: vec![ToolSelector::Group(ToolGroup::Export)],
+        ..ToolsConfig::default()
+    };
     assert!(only_disabled.is_enabled("kb_read", ToolGroup::Read));
     assert!(!only_disabled.is_enabled("kb_export_html", ToolGroup::Export));
 }
@@ -813,7 +824,17 @@ fn schema_lists_every_known_key() {
     let sections: Vec<&str> = props.keys().map(String::as_str).collect();
     assert_eq!(
         sections,
-        ["server", "storage", "embedding", "chunking", "search", "knowledgeBase", "tools", "catalog"]
+        [
+            "server",
+            "storage",
+            "embedding",
+            "chunking",
+            "search",
+            "knowledgeBase",
+            "tools",
+            "index",
+            "catalog"
+        ]
     );
     assert!(text.contains("\"default\""));
 }
@@ -1089,4 +1110,36 @@ fn tool_selector_warnings_stay_on_one_line() {
             "tools.disabled entry 'a\\nb' is neither a tool name (kb_…) nor a group (read, edit, assets, export, catalog); it was ignored."
         ]
     );
+}
+
+#[test]
+fn index_auto_index_and_tools_max_answer_bytes_load_with_defaults_and_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = load_yaml(dir.path(), "{}\n", CliOverrides::default()).unwrap().config;
+    assert!(c.index.auto_index);
+    assert_eq!(c.tools.max_answer_bytes, 65_536);
+    let c = load_yaml(
+        dir.path(),
+        "index:\n  autoIndex: false\ntools:\n  maxAnswerBytes: 200000\n",
+        CliOverrides::default(),
+    )
+    .unwrap()
+    .config;
+    assert!(!c.index.auto_index);
+    assert_eq!(c.tools.max_answer_bytes, 200_000);
+    assert_eq!(
+        yaml_error(dir.path(), "tools:\n  maxAnswerBytes: 10\n"),
+        "tools.maxAnswerBytes must be at least 1024; remove the key for the default of 65536."
+    );
+}
+
+#[test]
+fn a_relative_project_root_resolves_against_the_working_directory() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(cwd.path().join("docs/site")).unwrap();
+    let (_, loaded) = run(&["--project-root", "docs/./site/.."], cwd.path()).unwrap();
+    assert_eq!(loaded.config.project_root, cwd.path().join("docs"));
+    assert_eq!(loaded.config.project_root_source, ProjectRootSource::Flag);
+    let message = run(&["--project-root", "missing"], cwd.path()).unwrap_err();
+    assert!(message.starts_with("--project-root directory does not exist"), "{message}");
 }

@@ -81,8 +81,16 @@ impl Engine {
             .collect();
         let total = matching.len();
         let broken = matching.iter().filter(|e| e.reason.is_some()).count();
-        let end = offset.saturating_add(limit).min(total);
-        let page: Vec<LinkEdge> = matching.into_iter().skip(offset).take(limit).map(to_wire).collect();
+        let mut page: Vec<LinkEdge> = matching.into_iter().skip(offset).take(limit).map(to_wire).collect();
+        // The answer budget cuts a page of long edges short (`docs/tools.md`, "Bounded answers").
+        page.truncate(super::paging::fitting(&page, self.config.tools.max_answer_bytes));
+        let end = offset.saturating_add(page.len()).min(total);
+        let notice = (end < total).then(|| {
+            format!(
+                "This page holds edges {} to {end} of {total}; pass nextCursor as cursor for the next page.",
+                offset + 1
+            )
+        });
         Ok(LinksResponse {
             path,
             edges: page,
@@ -90,6 +98,7 @@ impl Engine {
             broken,
             next_cursor: (end < total).then(|| end.to_string()),
             generation: index.generation(),
+            notice,
         })
     }
 

@@ -17,22 +17,26 @@ mod filters;
 mod guides;
 mod html;
 mod links;
+mod paging;
 mod search;
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub use crate::indexer::ReindexOptions;
 pub use guides::{GUIDE_LIMIT, GUIDE_PAGE_LIMIT, GUIDES, Guide, close_names, guide_list, read_guides};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
 use crate::config::{Config, EmbeddingProvider, Loaded};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorDetail, Result};
 use crate::indexer::{
-    FileWatcher, IndexLayout, IndexService, ReadSide, SCHEMA_VERSION, ServiceParts, Snapshot, WATCHER_PATH,
-    WriterParts, compatibility, embedding_client, lexical_manifest, watch,
+    FileWatcher, IndexLayout, IndexService, ReadSide, SCHEMA_VERSION, ServiceParts, Snapshot,
+    WATCHER_PATH, WriterParts, compatibility, diagnose, embedding_client, lexical_manifest, watch,
 };
 use crate::lexical::{ANALYZER_VERSION, LexicalIndex};
-use crate::markdown::{Anchor, Document, ElementKind, ReadLimits, outline, read_slice};
+use crate::markdown::{
+    Anchor, Document, ElementKind, ReadLimits, outline, read_slice_from, split_continuation,
+};
 use crate::table::Table;
 use crate::text::rfc3339_utc;
 use crate::wire::{
@@ -42,6 +46,10 @@ use crate::wire::{
     TableRow, VectorStatus,
 };
 use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
+
+/// How long a search waits for an index being built (or rebuilt after damage) before it answers
+/// `INDEX_NOT_READY` with the progress (`docs/tools.md`, "The index builds itself").
+pub const FIRST_INDEX_WAIT: Duration = Duration::from_secs(2);
 
 /// One project, opened.
 pub struct Engine {
@@ -55,7 +63,13 @@ pub struct Engine {
     catalog_docs: crate::catalog::docs::DocCache,
     /// Serialises `kb_update_index` calls (read, edit, write of the catalog index).
     catalog_updates: Mutex<()>,
+    /// The last large document parsed for `kb_read`/`kb_outline`, by its source hash: paging
+    /// through a 20 MB file parses it once, not once per page.
+    parsed: Mutex<Option<(String, Arc<Document>)>>,
 }
+
+/// Documents at least this large are kept parsed between pages ([`Engine::parse`]).
+const PARSE_CACHE_MIN_BYTES: usize = 256 * 1024;
 
 /// The project the engine's use cases work on.
 struct Core {
@@ -128,6 +142,7 @@ impl Engine {
             watcher: Mutex::new(None),
             catalog_docs: Default::default(),
             catalog_updates: Mutex::new(()),
+            parsed: Mutex::new(None),
         })
     }
 
@@ -146,21 +161,59 @@ impl Engine {
         self.core.layout.exists()
     }
 
+    /// `text` parsed, from the one-entry cache when it holds the same bytes (`source_hash`).
+    fn parse(&self, text: &str, source_hash: &str) -> Arc<Document> {
+        if text.len() < PARSE_CACHE_MIN_BYTES {
+            return Arc::new(Document::parse(text));
+        }
+        if let Ok(slot) = self.parsed.lock()
+            && let Some((hash, doc)) = slot.as_ref()
+            && hash == source_hash
+        {
+            return Arc::clone(doc);
+        }
+        let doc = Arc::new(Document::parse(text));
+        if let Ok(mut slot) = self.parsed.lock() {
+            *slot = Some((source_hash.to_owned(), Arc::clone(&doc)));
+        }
+        doc
+    }
+
     /// `kb_read`.
     pub fn read(&self, req: &ReadRequest) -> Result<MarkdownSlice> {
         let path = self.core.workspace.rel_path(&req.path, PathContext::Markdown)?;
-        let anchor = req.pointer.as_deref().map(Anchor::parse).transpose()?;
+        // `anchor@offset`: the continuation of an element split across pages.
+        let (pointer, offset) = match req.pointer.as_deref() {
+            Some(p) => {
+                let (anchor, offset) = split_continuation(p);
+                (Some(anchor), offset)
+            }
+            None => (None, None),
+        };
+        let anchor = pointer.map(Anchor::parse).transpose()?;
         let source = self.core.workspace.read_markdown(&path)?;
-        let doc = Document::parse(&source.text);
+        let doc = self.parse(&source.text, &source.source_hash);
         let limits = ReadLimits::clamped(req.max_elements, req.max_bytes);
-        let page = read_slice(&source.text, &doc, path.as_str(), anchor.as_ref(), limits)?;
+        let page =
+            read_slice_from(&source.text, &doc, path.as_str(), anchor.as_ref(), offset.unwrap_or(0), limits)?;
         let table = match page.elements.first() {
-            Some(first) if page.addressed && first.kind == ElementKind::Table => {
+            Some(first) if page.addressed && page.part.is_none() && first.kind == ElementKind::Table => {
                 Table::parse(&first.text).map(|t| project_table(&t, &first.text))
             }
             _ => None,
         };
-        Ok(MarkdownSlice {
+        let notice = page.part.zip(page.elements.first()).map(|(part, e)| {
+            format!(
+                "Element {} ({}) is {} bytes, more than maxBytes ({}); this page holds its bytes {} to {}, cut after a line end; pass nextPointer as pointer to read on (the pages' markdown concatenate to the exact file).",
+                e.pointer,
+                e.kind.as_wire(),
+                part.len,
+                limits.max_bytes,
+                part.from,
+                part.to
+            )
+        });
+        let mut slice = MarkdownSlice {
             path: path.as_str().to_owned(),
             pointer: page.pointer,
             elements: page
@@ -169,7 +222,8 @@ impl Engine {
                 .map(|e| SliceElement {
                     pointer: e.anchor(),
                     kind: e.kind.as_wire().to_owned(),
-                    text: e.text.clone(),
+                    // A part carries its own bytes, not the whole element again.
+                    text: if page.part.is_some() { page.markdown.clone() } else { e.text.clone() },
                     heading_path: e.heading_path.clone(),
                 })
                 .collect(),
@@ -177,26 +231,72 @@ impl Engine {
             next_pointer: page.next_pointer,
             source_hash: source.source_hash,
             table,
-        })
+            truncated: page.part.filter(|p| p.to < p.len || p.from > 0).map(|_| true),
+            notice,
+        };
+        // The projection repeats the table cell by cell; over the answer budget (a table of many
+        // tiny cells can be several times its Markdown) it is left out, and the answer says so.
+        let budget = self.config.tools.max_answer_bytes.max(3 * limits.max_bytes);
+        if slice.table.is_some() && serde_json::to_vec(&slice).map_or(0, |v| v.len()) > budget {
+            slice.table = None;
+            slice.notice = Some(format!(
+                "The table projection was left out: with it this answer would exceed {budget} bytes; the table's Markdown is in markdown, and kb_edit_table addresses its rows."
+            ));
+        }
+        Ok(slice)
     }
 
-    /// `kb_outline`.
+    /// `kb_outline`: the heading tree, paged by the answer budget (`maxBytes`, else
+    /// `tools.maxAnswerBytes`), optionally only `maxDepth` levels deep or `under` one heading.
     pub fn outline(&self, req: &OutlineRequest) -> Result<OutlineResponse> {
         let path = self.core.workspace.rel_path(&req.path, PathContext::Markdown)?;
-        let source = self.core.workspace.read_markdown(&path)?;
-        let doc = Document::parse(&source.text);
-        fn convert(n: crate::markdown::OutlineNode) -> OutlineNode {
-            OutlineNode {
-                pointer: n.pointer,
-                level: n.level,
-                title: n.title,
-                children: n.children.into_iter().map(convert).collect(),
+        let budget = paging::budget(req.max_bytes, self.config.tools.max_answer_bytes)?;
+        let max_depth = match req.max_depth {
+            None => usize::MAX,
+            Some(d) if d < 1 => {
+                return Err(Error::invalid_argument("maxDepth must be at least 1; omit it for every level."));
             }
+            Some(d) => d as usize,
+        };
+        let source = self.core.workspace.read_markdown(&path)?;
+        let doc = self.parse(&source.text, &source.source_hash);
+        let mut roots = outline(&doc, &source.text);
+        if let Some(under) = req.under.as_deref().filter(|u| !u.is_empty()) {
+            let anchor = Anchor::parse(under)?;
+            let position = if anchor.self_hash.is_some() {
+                doc.resolve(&anchor, crate::markdown::RESERVED_READ_MESSAGE)?
+            } else {
+                doc.position(&anchor.pointer).ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "Heading '{under}' was not found in '{}'; call kb_outline without under to see the current pointers.",
+                        path.as_str()
+                    ))
+                })?
+            };
+            let wanted = doc.elements[position].anchor();
+            roots = find_subtree(roots, &wanted).map(|n| vec![n]).ok_or_else(|| {
+                Error::invalid_argument(format!(
+                    "'{under}' is not a heading of '{}'; pass a heading's pointer from kb_outline.",
+                    path.as_str()
+                ))
+            })?;
         }
+        let mut flat = Vec::new();
+        flatten(roots, 1, max_depth, &mut flat);
+        let fp = paging::fingerprint(&[
+            &source.source_hash,
+            &max_depth.to_string(),
+            req.under.as_deref().unwrap_or(""),
+        ]);
+        let page = paging::page(flat, req.cursor.as_deref(), budget, "kb_outline", &fp)?;
+        let (truncated, notice) = (page.truncated(), page.notice("headings"));
         Ok(OutlineResponse {
             path: path.as_str().to_owned(),
             source_hash: source.source_hash,
-            headings: outline(&doc, &source.text).into_iter().map(convert).collect(),
+            headings: unflatten(page.items),
+            next_cursor: page.next_cursor,
+            truncated,
+            notice,
         })
     }
 
@@ -213,18 +313,26 @@ impl Engine {
             .as_deref()
             .map(|g| GlobFilter::with_names(&[g.to_owned()], &[], "includeGlob", "excludeGlob"))
             .transpose()?;
+        let budget = paging::budget(req.max_bytes, self.config.tools.max_answer_bytes)?;
         let files = self.core.workspace.list_files(prefix.as_ref(), glob.as_ref())?;
-        Ok(ListFilesResponse {
-            files: files
-                .into_iter()
-                .map(|f| ListedFile {
-                    relative_path: f.path.as_str().to_owned(),
-                    kind: f.kind.as_str().to_owned(),
-                    size: f.size,
-                    last_write_time_utc: rfc3339_utc(f.last_write_time),
-                })
-                .collect(),
-        })
+        let files: Vec<ListedFile> = files
+            .into_iter()
+            .map(|f| ListedFile {
+                relative_path: f.path.as_str().to_owned(),
+                kind: f.kind.as_str().to_owned(),
+                size: f.size,
+                last_write_time_utc: rfc3339_utc(f.last_write_time),
+            })
+            .collect();
+        // Cursors index the sorted listing: a file added or removed between pages shifts it,
+        // like any offset cursor over a live folder.
+        let fp = paging::fingerprint(&[
+            req.path_prefix.as_deref().unwrap_or(""),
+            req.include_glob.as_deref().unwrap_or(""),
+        ]);
+        let page = paging::page(files, req.cursor.as_deref(), budget, "kb_list_files", &fp)?;
+        let (truncated, notice) = (page.truncated(), page.notice("files"));
+        Ok(ListFilesResponse { files: page.items, next_cursor: page.next_cursor, truncated, notice })
     }
 
     /// Runs a reindex and waits for it (joins a reindex already running in this process; the
@@ -255,12 +363,91 @@ impl Engine {
 
     /// At server start: with an existing index, an incremental reindex in the background, so edits
     /// made while no server ran (a `git pull`, an editor) or cut off by a kill between a file's
-    /// write and its index update become searchable without a `kb_reindex`. A project without an
-    /// index keeps the contract's "Index is empty" answer until someone reindexes
+    /// write and its index update become searchable without a `kb_reindex`; opening the writer
+    /// for it repairs a damaged store or lexical index and rebuilds one of an older format
     /// (`docs/design/indexing-service.md`, "Catch-up at start").
     pub fn catch_up_on_start(&self) {
         if self.index_exists() {
             self.service.request_reindex(ReindexOptions::default());
+        }
+    }
+
+    /// At server start, at once (`index.autoIndex`, on by default): a project without an index
+    /// starts building one in the background, so the agent's first `kb_search` finds results
+    /// instead of "Index is empty" (`docs/tools.md`, "The index builds itself"). Cheap: it only
+    /// asks the indexing service; the walk runs on its worker.
+    pub fn auto_index_on_start(&self) {
+        if self.config.index.auto_index && !self.index_exists() {
+            tracing::info!("no index yet; building it in the background (index.autoIndex)");
+            self.service.request_reindex(ReindexOptions::default());
+        }
+    }
+
+    /// What the next writer would rebuild in this project's index (a damaged store or lexical
+    /// index, an older format, a missing status file), or `None` (see `indexer::diagnose`).
+    pub fn index_problem(&self) -> Option<String> {
+        diagnose(&self.core.layout)
+    }
+
+    /// Before a search: waits up to [`FIRST_INDEX_WAIT`] while a first index is built (or a
+    /// damaged one rebuilt) and answers `INDEX_NOT_READY` with its progress when it is still
+    /// not searchable; a lexical index found damaged here is rebuilt in the background
+    /// (`index.autoIndex`). With a searchable index this returns at once; with no build running
+    /// it leaves the answer to the search ("Index is empty", the rebuild gate).
+    pub fn wait_until_searchable(&self) -> Result<()> {
+        let deadline = Instant::now() + FIRST_INDEX_WAIT;
+        // Once the reader found the index damaged, it is not opened again while the rebuild
+        // runs (the writer is replacing the folder).
+        let mut damaged = false;
+        // An index that is there but not searchable (its status file lost, say) with nothing
+        // running: asked for once per search, and the catch-up's writer repairs it.
+        let mut asked = false;
+        loop {
+            let running = self.service.indexing().current;
+            let gate = self.service.check_searchable();
+            let has_chunks = Snapshot::read(&self.core.layout).is_some_and(|s| s.chunks > 0);
+            let probe = gate.is_ok() && has_chunks && !(damaged && running.is_some());
+            let readable = probe
+                && match self.core.readers.lexical() {
+                    Ok(_) => true,
+                    Err(e) if e.is(ErrorDetail::IndexDamaged) && self.config.index.auto_index => {
+                        damaged = true;
+                        if running.is_none() {
+                            let cause =
+                                std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
+                            tracing::warn!(
+                                "the lexical index is damaged ({cause}); rebuilding it from the Markdown in the background"
+                            );
+                            self.service.request_reindex(ReindexOptions::default());
+                            continue;
+                        }
+                        false
+                    }
+                    Err(e) => return Err(e),
+                };
+            if gate.is_ok() && has_chunks && readable {
+                return Ok(());
+            }
+            if running.is_none()
+                && !asked
+                && self.config.index.auto_index
+                && self.core.layout.store_path().is_file()
+            {
+                asked = true;
+                self.service.request_reindex(ReindexOptions::default());
+                continue;
+            }
+            // A build runs (the first one, a repair, or a `kb_reindex` of a new project): wait
+            // a little, then say how far it is.
+            let Some(progress) = running else {
+                return gate;
+            };
+            if Instant::now() >= deadline {
+                // A forced rebuild keeps the contract's own sentence for its gate.
+                gate?;
+                return Err(Error::index_not_ready(building_message(&progress)));
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
@@ -359,6 +546,102 @@ impl Engine {
     }
 }
 
+/// One heading of a flattened outline: its node without children and its depth in the tree.
+#[derive(serde::Serialize)]
+struct FlatHeading {
+    #[serde(flatten)]
+    node: OutlineNode,
+    #[serde(skip)]
+    depth: usize,
+}
+
+/// The subtree whose root has anchor `wanted`.
+fn find_subtree(
+    nodes: Vec<crate::markdown::OutlineNode>,
+    wanted: &str,
+) -> Option<crate::markdown::OutlineNode> {
+    let mut stack = nodes;
+    while let Some(n) = stack.pop() {
+        if n.pointer == wanted {
+            return Some(n);
+        }
+        stack.extend(n.children);
+    }
+    None
+}
+
+/// The tree in document order (pre-order), `max_depth` levels deep.
+fn flatten(
+    nodes: Vec<crate::markdown::OutlineNode>,
+    depth: usize,
+    max_depth: usize,
+    out: &mut Vec<FlatHeading>,
+) {
+    // An explicit stack: a document may nest thousands of headings deep.
+    let mut stack: Vec<(crate::markdown::OutlineNode, usize)> =
+        nodes.into_iter().rev().map(|n| (n, depth)).collect();
+    while let Some((n, d)) = stack.pop() {
+        if d > max_depth {
+            continue;
+        }
+        let children = n.children;
+        out.push(FlatHeading {
+            node: OutlineNode { pointer: n.pointer, level: n.level, title: n.title, children: Vec::new() },
+            depth: d,
+        });
+        stack.extend(children.into_iter().rev().map(|c| (c, d + 1)));
+    }
+}
+
+/// A page of flattened headings as a tree again: a heading whose parent is on an earlier page
+/// becomes a top-level heading of this one.
+fn unflatten(flat: Vec<FlatHeading>) -> Vec<OutlineNode> {
+    let mut roots: Vec<OutlineNode> = Vec::new();
+    let mut stack: Vec<(OutlineNode, usize)> = Vec::new();
+    fn pop(stack: &mut Vec<(OutlineNode, usize)>, roots: &mut Vec<OutlineNode>) {
+        if let Some((done, _)) = stack.pop() {
+            match stack.last_mut() {
+                Some((parent, _)) => parent.children.push(done),
+                None => roots.push(done),
+            }
+        }
+    }
+    for h in flat {
+        while stack.last().is_some_and(|(_, d)| *d >= h.depth) {
+            pop(&mut stack, &mut roots);
+        }
+        stack.push((h.node, h.depth));
+    }
+    while !stack.is_empty() {
+        pop(&mut stack, &mut roots);
+    }
+    roots
+}
+
+/// "The index is being built: indexing 1,234 of 6,339 files; try again in a few seconds …".
+fn building_message(p: &ReindexProgress) -> String {
+    let done = match p.total_files {
+        Some(total) => format!("indexing {} of {} files", thousands(p.processed_files), thousands(total)),
+        None => "listing the files".to_owned(),
+    };
+    format!(
+        "The index is being built: {done}; try again in a few seconds (kb_status shows the progress; kb_read and kb_outline work meanwhile)."
+    )
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn internal_dir_name(config: &Config) -> &str {
     // The index directory is refused by the path guard when it sits inside the root.
     config
@@ -387,5 +670,35 @@ fn project_table(table: &Table, text: &str) -> TableProjection {
             })
             .collect(),
         rows: p.rows.into_iter().enumerate().map(|(index, cells)| TableRow { index, cells }).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_building_message_counts_files_with_thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(6339), "6,339");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        let p = ReindexProgress {
+            scope: "changed".to_owned(),
+            force: false,
+            started_at_utc: String::new(),
+            processed_files: 1234,
+            total_files: Some(6339),
+            current_path: None,
+            is_destructive_rebuild: false,
+            embedding: None,
+        };
+        let message = building_message(&p);
+        assert!(
+            message.starts_with("The index is being built: indexing 1,234 of 6,339 files; try again"),
+            "{message}"
+        );
+        let listing = building_message(&ReindexProgress { total_files: None, ..p });
+        assert!(listing.contains("listing the files"), "{listing}");
     }
 }

@@ -24,7 +24,7 @@ impl Engine {
     /// `kb_search`.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
         self.service.wait_repair(REPAIR_WAIT);
-        self.service.check_searchable()?;
+        self.wait_until_searchable()?;
         let config = &self.config.search;
         let plan = search::plan(req, config)?;
         let meta_filter = super::filters::meta_filter(req.filters.as_deref())?;

@@ -216,14 +216,17 @@ pub struct Indexer {
     links_pending: Option<Vec<String>>,
     /// `SESSION`: kept on disk if a commit does not complete (dropped before the lock).
     session: SessionMarker,
+    /// The lexical index or the store was recreated at open (damaged, or torn by a restart):
+    /// the line that said so is the repair's one log line.
+    lexical_recreated: bool,
     _lock: WriterLock,
 }
 
 /// Opens the store; a damaged one is moved aside as `meta.redb.damaged` (one copy, replaced each
 /// time, for a bug report) and recreated empty, so the next run re-indexes the Markdown and the
 /// lexical index is emptied by [`Indexer::repair`] (its generation no longer matches).
-fn open_store(path: &std::path::Path) -> Result<Store> {
-    match Store::open(path) {
+fn open_store(path: &std::path::Path) -> Result<(Store, bool)> {
+    match Store::open(path).map(|s| (s, false)) {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
             tracing::warn!(
@@ -231,10 +234,61 @@ fn open_store(path: &std::path::Path) -> Result<Store> {
             );
             let aside = path.with_extension("redb.damaged");
             std::fs::rename(path, &aside).map_err(|e| Error::io("the damaged index store", &e))?;
-            Store::open(path)
+            Store::open(path).map(|s| (s, true))
         }
         other => other,
     }
+}
+
+/// What the next writer would have to rebuild in the index at `layout`, as a phrase for the
+/// log, or `None` when the index is sound, when there is none, or when another process holds
+/// the writer (opening it repairs what it finds, so that process has done it). Takes the writer
+/// lock for the check, so it never races a writer; a newer format is not reported: it is
+/// refused, not rebuilt, until `reindex --force`.
+pub fn diagnose(layout: &IndexLayout) -> Option<String> {
+    if !layout.dir().is_dir() {
+        return None;
+    }
+    let _lock = WriterLock::acquire(layout).ok()?;
+    let cause = |e: &Error| std::error::Error::source(e).map_or_else(|| e.message.clone(), |s| s.to_string());
+    let store_path = layout.store_path();
+    let mut store_generation = None;
+    if store_path.is_file() {
+        match Store::open(&store_path) {
+            Err(e) if e.is(ErrorDetail::IndexDamaged) => {
+                return Some(format!("the index store is damaged ({})", cause(&e)));
+            }
+            Err(_) => return None,
+            Ok(store) => match Foreign::of(&store) {
+                Ok(Some(f)) if f.newer => return None,
+                Ok(Some(f)) => {
+                    return Some(format!("the index was written in format {} by an older version", f.found));
+                }
+                Ok(None) => store_generation = store.generation().ok(),
+                Err(e) => return Some(format!("the index store cannot be read ({})", e.message)),
+            },
+        }
+    }
+    match LexicalIndex::open_or_create(&layout.lexical_dir()) {
+        Err(e) if e.is(ErrorDetail::IndexDamaged) => {
+            return Some(format!("the lexical index is damaged ({})", cause(&e)));
+        }
+        Err(_) => return None,
+        Ok(lexical) => {
+            if let Some(stored) = store_generation
+                && lexical.generation().unwrap_or(0) != stored
+            {
+                return Some(format!(
+                    "the lexical index is at generation {} and the store at {stored}",
+                    lexical.generation().unwrap_or(0)
+                ));
+            }
+        }
+    }
+    if Snapshot::read(layout).is_none() {
+        return Some("status.json is missing or unreadable".to_owned());
+    }
+    None
 }
 
 /// Opens the lexical index and its writer; a damaged one (truncated or missing segment files,
@@ -245,8 +299,8 @@ fn open_store(path: &std::path::Path) -> Result<Store> {
 /// `older_format`: the store is of an older format, so everything is rebuilt anyway and
 /// [`Indexer::rebuild_foreign`] says so; a lexical index of that format's schema is expected to
 /// be unreadable, which is not worth a second warning.
-fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalIndex, LexicalWriter)> {
-    let opened = LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w)));
+fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalIndex, LexicalWriter, bool)> {
+    let opened = LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w, false)));
     match opened {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
@@ -259,7 +313,7 @@ fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalInd
             }
             let lexical = LexicalIndex::recreate(dir)?;
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
-            Ok((lexical, writer))
+            Ok((lexical, writer, true))
         }
         other => other,
     }
@@ -324,16 +378,16 @@ impl Indexer {
             tracing::info!("the last index writer did not close cleanly; checking the index");
         }
         let vectors = embedding.map(|e| VectorSync::new(e, options.include_heading_context, layout));
-        let store = open_store(&layout.store_path())?;
+        let (store, store_recreated) = open_store(&layout.store_path())?;
         let foreign = Foreign::of(&store)?;
-        let (lexical, writer) = if left.other_boot && foreign.is_none() {
+        let (lexical, writer, recreated) = if left.other_boot && foreign.is_none() {
             // Its unsynced lexical commits may be torn: refilled from the Markdown by `repair`.
             tracing::warn!(
                 "the machine restarted while the index was being written; rebuilding the lexical index from the Markdown"
             );
             let lexical = LexicalIndex::recreate(&layout.lexical_dir())?;
             let writer = lexical.writer(WRITER_HEAP_BYTES)?;
-            (lexical, writer)
+            (lexical, writer, true)
         } else {
             open_lexical(&layout.lexical_dir(), foreign.as_ref().is_some_and(|f| !f.newer))?
         };
@@ -357,6 +411,7 @@ impl Indexer {
             foreign,
             links_pending: None,
             session,
+            lexical_recreated: recreated || store_recreated,
             _lock: lock,
         };
         // A failed repair keeps the marker, so the next start tries again.
@@ -396,11 +451,15 @@ impl Indexer {
             );
             self.store.last_batch()?
         } else {
-            tracing::warn!(
-                "lexical index generation {} does not match store generation {}; rebuilding it from the Markdown",
-                lexical_generation.unwrap_or(0),
-                self.generation
-            );
+            if self.lexical_recreated {
+                tracing::debug!("refilling the lexical index from the Markdown after the repair at open");
+            } else {
+                tracing::warn!(
+                    "lexical index generation {} does not match store generation {}; rebuilding it from the Markdown",
+                    lexical_generation.unwrap_or(0),
+                    self.generation
+                );
+            }
             self.writer.delete_all()?;
             self.store.documents()?.into_keys().collect()
         };

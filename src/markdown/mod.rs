@@ -28,7 +28,7 @@ pub use links::{LinkScan, RawLink, RawLinkKind, ScannedHeading, heading_level, p
 pub use outline::{OutlineNode, outline};
 pub(crate) use parse::{is_inline_tag, is_inline_tag_end};
 pub use pointer::{Anchor, FINGERPRINT_MESSAGE, LogicalPointer};
-pub use read::{ReadLimits, Slice, read_slice};
+pub use read::{CONTINUATION_MARK, Part, ReadLimits, Slice, read_slice, read_slice_from, split_continuation};
 
 use crate::error::{ConflictReason, Error, Result};
 

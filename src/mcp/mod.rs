@@ -172,6 +172,7 @@ fn start(engine: Engine) -> Server {
     {
         tracing::warn!("{}", e.message);
     }
+    engine.auto_index_on_start();
     // Temp files of writes killed in an earlier run are swept, then the index catches up with
     // edits made while no server ran: a moment after the start, off the request path, so neither
     // walk delays `initialize`. A server stopped within that moment skips both.

@@ -92,6 +92,10 @@ pub struct LinksResponse {
     /// The index generation at which the link graph last changed (it follows edits once they
     /// are indexed).
     pub generation: u64,
+    /// One sentence when more edges follow (`limit` or the answer budget cut the page); absent
+    /// on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// `kb_read_guide` arguments (flat, snake_case like the catalog tools).

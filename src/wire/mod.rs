@@ -130,6 +130,13 @@ pub struct MarkdownSlice {
     pub source_hash: String,
     /// Table projection when the request addressed a table.
     pub table: Option<TableProjection>,
+    /// True when this page holds only part of one element larger than `maxBytes` (its rows,
+    /// items or lines continue on the next page: follow `nextPointer`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    /// One sentence saying what was cut and how to read on; absent when nothing was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// `kb_outline` arguments.
@@ -138,6 +145,18 @@ pub struct MarkdownSlice {
 pub struct OutlineRequest {
     /// Root-relative path of a `.md` file.
     pub path: String,
+    /// `nextCursor` of the previous page (same path and filters); omit for the first page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Only headings this deep in the tree (1 = top-level headings only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<i64>,
+    /// Only this heading (a pointer or anchor from an earlier answer) and its sub-headings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<String>,
+    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 65536; at least 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
 }
 
 /// A heading with its sub-headings.
@@ -162,8 +181,18 @@ pub struct OutlineResponse {
     pub path: String,
     /// SHA-256 of the file's exact bytes.
     pub source_hash: String,
-    /// Top-level headings.
+    /// Top-level headings (of this page: a heading whose parent is on an earlier page is
+    /// top-level here).
     pub headings: Vec<OutlineNode>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// True when more headings follow on later pages; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    /// One sentence saying how many headings this page holds and how to read on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// `kb_list_files` arguments.
@@ -176,6 +205,12 @@ pub struct ListFilesRequest {
     /// Only files matching this glob (case-insensitive; default `**/*`), e.g. `**/*.png`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_glob: Option<String>,
+    /// `nextCursor` of the previous page (same filters); omit for the first page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 65536; at least 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
 }
 
 /// A listed file.
@@ -198,6 +233,15 @@ pub struct ListedFile {
 pub struct ListFilesResponse {
     /// Files, sorted case-insensitively.
     pub files: Vec<ListedFile>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// True when more files follow on later pages; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    /// One sentence saying how many files this page holds and how to read on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// `kb_search` arguments.

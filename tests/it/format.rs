@@ -28,7 +28,7 @@ fn stored_schema_version(project: &Project) -> String {
 
 /// Replaces the store with one in the layout format 1 (`lvs-1`) wrote: JSON document, chunk and
 /// element records, hashes as hex strings, at the lexical index's generation.
-fn write_format_1_store(project: &Project) {
+pub(crate) fn write_format_1_store(project: &Project) {
     let generation = generation(project);
     let path = store_path(project);
     std::fs::remove_file(&path).unwrap();

@@ -1,6 +1,8 @@
 //! The single integration-test binary (one link step for the whole suite).
 
 mod assets;
+mod autoindex;
+mod bounded;
 mod catalog;
 mod cli;
 mod corpus;

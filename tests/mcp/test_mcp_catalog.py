@@ -134,7 +134,9 @@ def f2(language=None):
 
 
 def snapshot(root):
-    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    # The derived index is left out: a server builds it by itself in the background (index.autoIndex).
+    index = root / ".local-vector-search-mcp"
+    return {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and index not in p.parents}
 
 
 def text_only(result):

@@ -182,7 +182,9 @@ def test_initialize_tools_search_read_patch_and_errors_over_http():
                     assert c.instructions == stdio_instructions
                     assert sorted(tool_view((await c.list_tools()).tools)) == stdio_tools
             async with client(srv.url) as c:
-                err = error(await c.call_tool("kb_search", {"request": {"query": "京都"}}))
+                # A new project indexes itself (index.autoIndex): semantic search without embeddings is
+                # the INDEX_NOT_READY a client still meets.
+                err = error(await c.call_tool("kb_search", {"request": {"query": "京都", "mode": "semantic"}}))
                 assert err["code"] == "INDEX_NOT_READY"
                 await reindex_and_wait(c)
                 assert await search_paths(c, "京都") == {"kyoto.md"}
@@ -211,7 +213,10 @@ def test_two_reindex_requests_from_two_clients_join_one_run():
         root = project(copy_fixture=False)
         for i in range(3000):
             (root / f"doc{i:04}.md").write_text(f"# 文書 {i}\n\n京都と大阪の記録 {i}。\n", encoding="utf-8")
-        with HttpServer(root) as srv:
+        # Without the first build a server starts by itself, which both calls would join.
+        cfg = root.parent / (root.name + "-no-auto.yml")
+        cfg.write_text("index:\n  autoIndex: false\n", encoding="utf-8")
+        with HttpServer(root, "--config", str(cfg)) as srv:
             async with client(srv.url) as a, client(srv.url) as b:
                 first, second = await asyncio.gather(
                     a.call_tool("kb_reindex", {"request": {}}), b.call_tool("kb_reindex", {"request": {}}))
