@@ -2,13 +2,13 @@
 //! or not (HTML, thematic breaks, link reference definitions, paragraphs inside list items and
 //! quotes, …), with its container parent and physical range.
 //!
-//! The tree uses the same pulldown-cmark options as `markdown::parse`, so the two views of one
-//! source agree. Kind names follow Markdig's block types (`ParagraphBlock`, `ListItemBlock`, …)
+//! The tree reads the source through `markdown::syntax` with the model's dialect and line-ending
+//! view (`Purpose::EditValidation`), so the two views of one source agree, CR-only lines included. Kind names follow Markdig's block types (`ParagraphBlock`, `ListItemBlock`, …)
 //! because they appear in messages.
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use crate::markdown::syntax::{CodeBlockKind, Event, Purpose, Source, Tag, TagEnd};
 
 use crate::text::{line_content_end, line_start};
 
@@ -230,9 +230,9 @@ impl Walker<'_> {
 
 /// Reads the block tree of `text`.
 pub(super) fn read_blocks(text: &str) -> Blocks {
-    let options = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS | Options::ENABLE_TABLES;
     let mut walker = Walker { text, blocks: Vec::new(), frames: Vec::new() };
-    let mut events = Parser::new_ext(text, options).into_offset_iter();
+    let source = Source::new(text, Purpose::EditValidation);
+    let mut events = source.events();
     for (event, range) in events.by_ref() {
         match event {
             Event::Start(tag) => walker.start(tag, range),
@@ -247,7 +247,7 @@ pub(super) fn read_blocks(text: &str) -> Blocks {
         }
     }
     let mut definitions: Vec<Range<usize>> =
-        events.reference_definitions().iter().map(|(_, def)| def.span.clone()).collect();
+        events.reference_definitions().into_iter().map(|def| def.span).collect();
     definitions.sort_by_key(|r| (r.start, r.end));
     let mut blocks = walker.blocks;
     let parents = innermost_containers(&blocks, &definitions);
