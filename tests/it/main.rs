@@ -21,5 +21,6 @@ mod schema;
 #[path = "../common/shared_dir.rs"]
 mod shared_dir;
 mod support;
+mod textruns;
 mod tidy;
 mod vectors;
