@@ -283,3 +283,39 @@ fn innermost_containers(blocks: &[Block], definitions: &[Range<usize>]) -> Vec<O
     }
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::markdown::{Document, ElementKind};
+
+    /// The validator's tree and the anchor model read one source the same way, CR-only line
+    /// endings included (a fence's info string must end at a lone CR).
+    #[test]
+    fn the_block_tree_sees_the_blocks_the_model_sees_with_any_line_ending() {
+        for eol in ["\n", "\r\n", "\r"] {
+            let text = ["# 見出し", "", "```rust", "fn main() {}", "```", "", "本文。", "", "| a |", "|---|", "| 1 |", ""]
+                .join(eol);
+            let blocks = read_blocks(&text);
+            let leaves: Vec<(BlockKind, Range<usize>)> =
+                blocks.blocks.iter().filter(|b| !b.kind.is_container()).map(|b| (b.kind, b.range.clone())).collect();
+            let model: Vec<(ElementKind, Range<usize>)> =
+                Document::parse(&text).elements.iter().map(|e| (e.kind, e.range.clone())).collect();
+            let kinds: Vec<BlockKind> = leaves.iter().map(|l| l.0).collect();
+            assert_eq!(
+                kinds,
+                [BlockKind::Heading, BlockKind::FencedCode, BlockKind::Paragraph, BlockKind::Table],
+                "{eol:?}"
+            );
+            let model_kinds: Vec<ElementKind> = model.iter().map(|m| m.0).collect();
+            assert_eq!(
+                model_kinds,
+                [ElementKind::Heading, ElementKind::CodeBlock, ElementKind::Paragraph, ElementKind::Table],
+                "{eol:?}"
+            );
+            for ((_, block), (_, element)) in leaves.iter().zip(&model) {
+                assert_eq!(block, element, "{eol:?}: the tree and the model disagree on a block's range");
+            }
+        }
+    }
+}
