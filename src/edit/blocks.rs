@@ -294,11 +294,28 @@ mod tests {
     #[test]
     fn the_block_tree_sees_the_blocks_the_model_sees_with_any_line_ending() {
         for eol in ["\n", "\r\n", "\r"] {
-            let text = ["# 見出し", "", "```rust", "fn main() {}", "```", "", "本文。", "", "| a |", "|---|", "| 1 |", ""]
-                .join(eol);
+            let text = [
+                "# 見出し",
+                "",
+                "```rust",
+                "fn main() {}",
+                "```",
+                "",
+                "本文。",
+                "",
+                "| a |",
+                "|---|",
+                "| 1 |",
+                "",
+            ]
+            .join(eol);
             let blocks = read_blocks(&text);
-            let leaves: Vec<(BlockKind, Range<usize>)> =
-                blocks.blocks.iter().filter(|b| !b.kind.is_container()).map(|b| (b.kind, b.range.clone())).collect();
+            let leaves: Vec<(BlockKind, Range<usize>)> = blocks
+                .blocks
+                .iter()
+                .filter(|b| !b.kind.is_container())
+                .map(|b| (b.kind, b.range.clone()))
+                .collect();
             let model: Vec<(ElementKind, Range<usize>)> =
                 Document::parse(&text).elements.iter().map(|e| (e.kind, e.range.clone())).collect();
             let kinds: Vec<BlockKind> = leaves.iter().map(|l| l.0).collect();

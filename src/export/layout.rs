@@ -17,8 +17,8 @@ use std::collections::BTreeSet;
 
 use super::blocks::{Align, Block, Book, Item, Span, plain};
 use super::linebreak::{Mode, Piece, break_lines, can_break, hangs, is_cjk, no_end, no_start};
-use crate::markdown::text_rules::{self, Emphasis};
 use super::style::{CodeLook, Folio, HeadingLook, Rgb, Style, TableLook};
+use crate::markdown::text_rules::{self, Emphasis};
 
 /// A typeface of the book.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -181,7 +181,8 @@ pub fn lay_out(
             })
             .min()
             .unwrap_or(1),
-        japanese: book.title.as_deref().is_some_and(text_rules::has_japanese) || blocks_have_japanese(&book.blocks),
+        japanese: book.title.as_deref().is_some_and(text_rules::has_japanese)
+            || blocks_have_japanese(&book.blocks),
     };
     if let Some(title) = &book.title {
         l.title(title);
@@ -586,7 +587,9 @@ impl Layout<'_> {
                 let mut b = a + 1;
                 while b < j {
                     let drawn_end = place(b - 1) + shaped.shift(b - 1) + shaped.natural(b - 1);
-                    if extra_after(b - 1).abs() > 1e-4 || (drawn_end - place(b) - shaped.shift(b)).abs() > 1e-3 {
+                    if extra_after(b - 1).abs() > 1e-4
+                        || (drawn_end - place(b) - shaped.shift(b)).abs() > 1e-3
+                    {
                         break;
                     }
                     b += 1;
@@ -1351,7 +1354,24 @@ fn blocks_have_japanese(blocks: &[Block]) -> bool {
 
 /// Closing punctuation: its glyph sits in the left half of its full-width box.
 fn closing(c: char) -> bool {
-    matches!(c, '、' | '。' | '，' | '．' | '」' | '』' | '）' | '］' | '｝' | '】' | '〉' | '》' | '〕' | '〙' | '〗' | '〟')
+    matches!(
+        c,
+        '、' | '。'
+            | '，'
+            | '．'
+            | '」'
+            | '』'
+            | '）'
+            | '］'
+            | '｝'
+            | '】'
+            | '〉'
+            | '》'
+            | '〕'
+            | '〙'
+            | '〗'
+            | '〟'
+    )
 }
 
 /// Opening brackets: the glyph sits in the right half of its full-width box.
@@ -1436,9 +1456,12 @@ mod typesetting_tests {
         (style, laid)
     }
 
-    /// Text operations per baseline: (y, [(x, right end, text)]).
-    fn lines(laid: &Laid) -> Vec<(f32, Vec<(f32, f32, String)>)> {
-        let mut out: Vec<(f32, Vec<(f32, f32, String)>)> = Vec::new();
+    /// One text operation: x, right end, text.
+    type Run = (f32, f32, String);
+
+    /// Text operations per baseline: (y, runs).
+    fn lines(laid: &Laid) -> Vec<(f32, Vec<Run>)> {
+        let mut out: Vec<(f32, Vec<Run>)> = Vec::new();
         for d in &laid.pages[0] {
             let Draw::Text { x, y, size, text, .. } = d else { continue };
             let w: f32 = text.chars().map(|c| Grid.advance(Face::Sans, c).unwrap() * size).sum();
@@ -1458,7 +1481,8 @@ mod typesetting_tests {
             let (style, laid) = lay(&format!("{para}\n"), name);
             let right = 400.0 - style.margins[1];
             let lines = lines(&laid);
-            let body: Vec<_> = lines.iter().filter(|(_, runs)| runs.iter().any(|r| r.2.chars().any(is_cjk))).collect();
+            let body: Vec<_> =
+                lines.iter().filter(|(_, runs)| runs.iter().any(|r| r.2.chars().any(is_cjk))).collect();
             assert!(body.len() >= 4, "{name:?}: {lines:?}");
             for (y, runs) in &body[..body.len() - 1] {
                 let end = runs.iter().map(|r| r.1).fold(f32::MIN, f32::max);
@@ -1470,7 +1494,10 @@ mod typesetting_tests {
                 );
             }
             let (_, final_runs) = body.last().unwrap();
-            assert!(final_runs.iter().map(|r| r.1).fold(f32::MIN, f32::max) < right - 1.0, "the last line is not stretched");
+            assert!(
+                final_runs.iter().map(|r| r.1).fold(f32::MIN, f32::max) < right - 1.0,
+                "the last line is not stretched"
+            );
         }
     }
 

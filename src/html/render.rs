@@ -8,8 +8,10 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
+use crate::markdown::syntax::{
+    Alignment, BlockQuoteKind, CodeBlockKind, Event, Purpose, Source, Tag, TagEnd,
+};
 use base64::Engine as _;
-use crate::markdown::syntax::{Alignment, BlockQuoteKind, CodeBlockKind, Event, Purpose, Source, Tag, TagEnd};
 
 use super::sanitize::{self, Policy, Token};
 use super::text::{Warning, encode_url, escape_attr, escape_text, relative};
@@ -18,7 +20,6 @@ use crate::links::{self, Target};
 use crate::markdown::text_rules::{self, Emphasis};
 use crate::markdown::{heading_level, scan_links};
 use crate::text::LineIndex;
-
 
 /// A heading of a document.
 #[derive(Clone, Debug, PartialEq, Eq)]

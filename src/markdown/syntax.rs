@@ -14,7 +14,9 @@ use std::ops::Range;
 
 use pulldown_cmark::{OffsetIter, Options, Parser};
 
-pub use pulldown_cmark::{Alignment, BlockQuoteKind, CodeBlockKind, Event, HeadingLevel, LinkType, Tag, TagEnd};
+pub use pulldown_cmark::{
+    Alignment, BlockQuoteKind, CodeBlockKind, Event, HeadingLevel, LinkType, Tag, TagEnd,
+};
 
 /// Who parses, and therefore which Markdown dialect is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

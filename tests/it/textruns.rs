@@ -91,7 +91,8 @@ fn pdf_and_html_of_one_japanese_document_hold_the_same_text_runs_and_emphasis() 
     let pdf = project.root().join("doc.pdf");
 
     let html_text = html_paragraph(&html);
-    for joined in ["かかるほど深い", "につれて、定期的", "覚えましょう。The borrow checker keeps"] {
+    for joined in ["かかるほど深い", "につれて、定期的", "覚えましょう。The borrow checker keeps"]
+    {
         assert!(html_text.contains(joined), "HTML: `{joined}` missing in {html_text}");
     }
 
@@ -106,7 +107,8 @@ fn pdf_and_html_of_one_japanese_document_hold_the_same_text_runs_and_emphasis() 
         }
     }
     let lines: Vec<&str> = text.lines().collect();
-    let first = lines.iter().position(|l| l.trim().starts_with("所有権はRust")).expect("the paragraph in the PDF");
+    let first =
+        lines.iter().position(|l| l.trim().starts_with("所有権はRust")).expect("the paragraph in the PDF");
     let last = lines.iter().position(|l| l.contains("valid.")).expect("the paragraph's end in the PDF");
     let pdf_text = join(&lines[first..=last]);
     assert_eq!(pdf_text, html_text, "the PDF and the HTML differ in their text runs");
@@ -114,7 +116,10 @@ fn pdf_and_html_of_one_japanese_document_hold_the_same_text_runs_and_emphasis() 
     // Emphasis: the HTML page is Japanese, so page.css sets `em` upright; the PDF draws no text
     // slanted.
     assert!(html.contains("<html lang=\"ja\">") && html.contains("<em>強調</em>"), "{html}");
-    assert!(html.contains("html:lang(ja) em, em.ja { font-style: normal;"), "page.css sets Japanese emphasis upright");
+    assert!(
+        html.contains("html:lang(ja) em, em.ja { font-style: normal;"),
+        "page.css sets Japanese emphasis upright"
+    );
     assert_eq!(slanted_text(&pdf), Vec::<String>::new(), "slanted text in the PDF");
 }
 
@@ -152,11 +157,8 @@ fn non_final_lines_of_a_justified_paragraph_end_at_the_same_right_edge() {
             .collect();
         assert!(lines.len() >= 6, "{style}: the paragraph should take several lines: {lines:?}");
         let body = &lines[..lines.len() - 1];
-        let edge = body
-            .iter()
-            .filter(|(_, _, t)| !t.ends_with(['、', '。']))
-            .map(|l| l.1)
-            .fold(f64::MIN, f64::max);
+        let edge =
+            body.iter().filter(|(_, _, t)| !t.ends_with(['、', '。'])).map(|l| l.1).fold(f64::MIN, f64::max);
         for (_, x_max, text) in body {
             if text.ends_with(['、', '。']) {
                 // A comma or full stop may hang into the margin (ぶら下げ).
