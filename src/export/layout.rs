@@ -61,6 +61,9 @@ pub enum Draw {
         italic: bool,
         /// The characters.
         text: String,
+        /// Extra space after every glyph, in points (the PDF's character spacing): a justified
+        /// run of CJK characters is one operation; 0 for ordinary text.
+        spacing: f32,
     },
     /// A rectangle.
     Rect {
@@ -456,6 +459,7 @@ impl Layout<'_> {
                     bold: false,
                     italic: false,
                     text,
+                    spacing: 0.0,
                 });
             }
             Marker::Task { done, right } => {
@@ -581,18 +585,28 @@ impl Layout<'_> {
                     stroke: None,
                 });
             }
-            // Text operations: split where a glyph does not sit at the previous one's advance.
+            // Text operations: one per stretch of glyphs that sit one advance plus the same
+            // spacing apart (a justified CJK run is one), split where the spacing changes
+            // (a Latin word, a space, half-width punctuation).
+            let drawn = |k: usize| place(k) + shaped.shift(k);
             let mut a = i;
             while a < j {
-                let mut b = a + 1;
-                while b < j {
-                    let drawn_end = place(b - 1) + shaped.shift(b - 1) + shaped.natural(b - 1);
-                    if extra_after(b - 1).abs() > 1e-4
-                        || (drawn_end - place(b) - shaped.shift(b)).abs() > 1e-3
-                    {
-                        break;
+                let extend = |spacing: f32| {
+                    let mut b = a + 1;
+                    while b < j && (drawn(b) - drawn(b - 1) - shaped.natural(b - 1) - spacing).abs() < 1e-3 {
+                        b += 1;
                     }
-                    b += 1;
+                    b
+                };
+                let mut spacing = if a + 1 < j { drawn(a + 1) - drawn(a) - shaped.natural(a) } else { 0.0 };
+                if spacing.abs() < 1e-4 {
+                    spacing = 0.0;
+                }
+                let mut b = extend(spacing);
+                if spacing != 0.0 && b - a < 3 {
+                    // Spacing for one gap only (a space before a word): a new operation instead.
+                    spacing = 0.0;
+                    b = extend(0.0);
                 }
                 let text: String = (a..b).map(|k| shaped.pieces[k].ch).filter(|&c| c != '\n').collect();
                 if !text.trim().is_empty() {
@@ -605,6 +619,7 @@ impl Layout<'_> {
                         bold: look.bold,
                         italic: look.italic,
                         text,
+                        spacing,
                     });
                 }
                 a = b;
@@ -982,6 +997,7 @@ impl Layout<'_> {
                         bold: false,
                         italic: false,
                         text: label,
+                        spacing: 0.0,
                     });
                 }
                 self.runs(shaped, 0..shaped.pieces.len(), inner_left, baseline);
@@ -1279,8 +1295,17 @@ impl Layout<'_> {
                 Folio::Centered | Folio::Dashed => (l + r - w) / 2.0,
                 Folio::OfTotal | Folio::Running => r - w,
             };
-            let mut ops =
-                vec![Draw::Text { x, y, face, size, color: style.rule, bold: false, italic: false, text }];
+            let mut ops = vec![Draw::Text {
+                x,
+                y,
+                face,
+                size,
+                color: style.rule,
+                bold: false,
+                italic: false,
+                text,
+                spacing: 0.0,
+            }];
             if style.folio == Folio::Running {
                 let ly = y + size * 1.3;
                 ops.push(Draw::Line { x1: l, y1: ly, x2: r, y2: ly, color: style.rule, width: 0.4 });
@@ -1305,6 +1330,7 @@ impl Layout<'_> {
                         bold: false,
                         italic: false,
                         text: shown,
+                        spacing: 0.0,
                     });
                 }
             }
@@ -1404,10 +1430,12 @@ fn tighten_punctuation(shaped: &mut Shaped) {
 }
 
 /// The space to add after each piece of line `range` so that it ends at `width` (justified
-/// setting): shared equally by the gaps next to CJK characters (not before a character that
-/// may not start a line, nor after one that may not end it) and by the spaces between Latin
-/// words; none inside Latin words or inline code. Empty when the line is full, cannot stretch,
-/// or would stretch more than one em per gap (it is then set ragged).
+/// setting): shared equally by the gaps next to a CJK character (not before a character that
+/// may not start a line, nor after one that may not end it) and the spaces between Latin
+/// words; none inside a Latin word or inline code, or after the paragraph indent. Equal small
+/// amounts keep the text one run per script for a PDF reader (a wide gap reads as a space in
+/// extracted text) and let a CJK run be drawn as one operation. Empty when the line is full,
+/// cannot stretch, or would stretch more than one em per gap (it is then set ragged).
 fn justification(shaped: &Shaped, range: std::ops::Range<usize>, width: f32) -> Vec<f32> {
     let natural: f32 = range.clone().map(|k| shaped.pieces[k].width).sum();
     let last = range.end.saturating_sub(1);
@@ -1463,8 +1491,9 @@ mod typesetting_tests {
     fn lines(laid: &Laid) -> Vec<(f32, Vec<Run>)> {
         let mut out: Vec<(f32, Vec<Run>)> = Vec::new();
         for d in &laid.pages[0] {
-            let Draw::Text { x, y, size, text, .. } = d else { continue };
-            let w: f32 = text.chars().map(|c| Grid.advance(Face::Sans, c).unwrap() * size).sum();
+            let Draw::Text { x, y, size, text, spacing, .. } = d else { continue };
+            let w: f32 = text.chars().map(|c| Grid.advance(Face::Sans, c).unwrap() * size).sum::<f32>()
+                + spacing * (text.chars().count() as f32 - 1.0);
             match out.iter_mut().find(|(ly, _)| (ly - y).abs() < 0.01) {
                 Some((_, runs)) => runs.push((*x, x + w, text.clone())),
                 None => out.push((*y, vec![(*x, x + w, text.clone())])),
@@ -1511,6 +1540,60 @@ mod typesetting_tests {
             .collect();
         assert!(texts.iter().any(|t| t.contains("configuration")), "{texts:?}");
         assert!(texts.iter().any(|t| t.contains("synchronization")), "{texts:?}");
+    }
+
+    fn shaped(text: &str) -> Shaped {
+        let mut shaped = Shaped::default();
+        shaped.looks.push(Look {
+            face: Face::Sans,
+            size: 10.0,
+            color: Rgb::BLACK,
+            bold: false,
+            italic: false,
+            code: false,
+            strike: false,
+            link: None,
+        });
+        for ch in text.chars() {
+            shaped.pieces.push(Piece { ch, width: if is_cjk(ch) { 10.0 } else { 5.0 } });
+            shaped.look_of.push(0);
+        }
+        shaped
+    }
+
+    #[test]
+    fn the_slack_is_shared_equally_outside_latin_words() {
+        // Six CJK characters (60), "is" and "Rust" (30), three spaces (15): 105 points.
+        let s = shaped("所有権 is Rust の機能");
+        let text: Vec<char> = "所有権 is Rust の機能".chars().collect();
+        let extra = justification(&s, 0..s.pieces.len(), 112.0);
+        // Stretch: 所|有, 有|権, the three spaces, の|機, 機|能 — seven gaps, 1 point each.
+        for (k, e) in extra.iter().enumerate() {
+            let inside_latin = text[k].is_ascii_alphabetic() && text[k + 1].is_ascii_alphabetic();
+            let before_space = text[k + 1] == ' ';
+            let expected = if inside_latin || before_space { 0.0 } else { 1.0 };
+            assert!((e - expected).abs() < 1e-4, "gap after {:?}: {e}", text[k]);
+        }
+        // Too loose (more than an em per gap): ragged.
+        assert!(justification(&s, 0..s.pieces.len(), 200.0).is_empty());
+    }
+
+    #[test]
+    fn a_justified_cjk_run_is_one_text_operation_with_character_spacing() {
+        let para = "日本語の本文は両端揃えで組みます。英単語 configuration と数字 2026 が混じる行も、右端をそろえます。"
+            .repeat(3);
+        let (_, laid) = lay(&format!("{para}\n"), StyleName::Modern);
+        let texts: Vec<(String, f32)> = laid.pages[0]
+            .iter()
+            .filter_map(|d| {
+                if let Draw::Text { text, spacing, .. } = d { Some((text.clone(), *spacing)) } else { None }
+            })
+            .collect();
+        assert!(
+            texts.iter().any(|(t, s)| t.chars().count() > 5 && t.chars().all(is_cjk) && *s > 0.0),
+            "{texts:?}"
+        );
+        assert!(texts.iter().all(|(t, s)| !t.contains("configuration") || *s == 0.0), "{texts:?}");
     }
 
     #[test]
