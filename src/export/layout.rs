@@ -1597,6 +1597,24 @@ mod typesetting_tests {
     }
 
     #[test]
+    fn inline_code_and_latin_sit_on_the_baseline_of_the_japanese_text() {
+        let (_, laid) = lay("本文の `let x = 1;` と Latin words と**太字**です。\n", StyleName::Technical);
+        let baselines: Vec<f32> = laid.pages[0]
+            .iter()
+            .filter_map(|d| match d {
+                Draw::Text { y, text, .. }
+                    if !text.chars().all(|c| c.is_ascii_digit() || " /".contains(c)) =>
+                {
+                    Some(*y)
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(baselines.len() >= 3, "{baselines:?}");
+        assert!(baselines.iter().all(|y| (y - baselines[0]).abs() < 1e-4), "{baselines:?}");
+    }
+
+    #[test]
     fn consecutive_punctuation_is_set_half_width() {
         let mut shaped = Shaped::default();
         let look = Look {
