@@ -69,22 +69,22 @@ pub fn emphasis(japanese_document: bool, text: &str) -> Emphasis {
     if japanese_document || has_japanese(text) { Emphasis::Gothic } else { Emphasis::Slanted }
 }
 
-/// Joins soft-broken lines of plain text by the soft-break rule: `lines` as they stood in the
-/// source, the result as a reader sees it.
-pub fn join_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
-    let mut out = String::new();
-    for line in lines {
-        if !out.is_empty() {
-            out.push_str(soft_break(out.chars().last(), line.chars().next()));
-        }
-        out.push_str(line);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Joins soft-broken lines of plain text by the soft-break rule: `lines` as they stood in the
+    /// source, the result as a reader sees it.
+    fn join_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+        let mut out = String::new();
+        for line in lines {
+            if !out.is_empty() {
+                out.push_str(soft_break(out.chars().last(), line.chars().next()));
+            }
+            out.push_str(line);
+        }
+        out
+    }
 
     #[test]
     fn a_soft_break_between_japanese_characters_is_joined_with_nothing() {
