@@ -2,13 +2,13 @@
 //! or not (HTML, thematic breaks, link reference definitions, paragraphs inside list items and
 //! quotes, …), with its container parent and physical range.
 //!
-//! The tree uses the same pulldown-cmark options as `markdown::parse`, so the two views of one
-//! source agree. Kind names follow Markdig's block types (`ParagraphBlock`, `ListItemBlock`, …)
+//! The tree reads the source through `markdown::syntax` with the model's dialect and line-ending
+//! view (`Purpose::EditValidation`), so the two views of one source agree, CR-only lines included. Kind names follow Markdig's block types (`ParagraphBlock`, `ListItemBlock`, …)
 //! because they appear in messages.
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use crate::markdown::syntax::{CodeBlockKind, Event, Purpose, Source, Tag, TagEnd};
 
 use crate::text::{line_content_end, line_start};
 
@@ -230,9 +230,9 @@ impl Walker<'_> {
 
 /// Reads the block tree of `text`.
 pub(super) fn read_blocks(text: &str) -> Blocks {
-    let options = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS | Options::ENABLE_TABLES;
     let mut walker = Walker { text, blocks: Vec::new(), frames: Vec::new() };
-    let mut events = Parser::new_ext(text, options).into_offset_iter();
+    let source = Source::new(text, Purpose::EditValidation);
+    let mut events = source.events();
     for (event, range) in events.by_ref() {
         match event {
             Event::Start(tag) => walker.start(tag, range),
@@ -247,7 +247,7 @@ pub(super) fn read_blocks(text: &str) -> Blocks {
         }
     }
     let mut definitions: Vec<Range<usize>> =
-        events.reference_definitions().iter().map(|(_, def)| def.span.clone()).collect();
+        events.reference_definitions().into_iter().map(|def| def.span).collect();
     definitions.sort_by_key(|r| (r.start, r.end));
     let mut blocks = walker.blocks;
     let parents = innermost_containers(&blocks, &definitions);
@@ -282,4 +282,57 @@ fn innermost_containers(blocks: &[Block], definitions: &[Range<usize>]) -> Vec<O
         result.push(open.last().copied());
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::markdown::{Document, ElementKind};
+
+    /// The validator's tree and the anchor model read one source the same way, CR-only line
+    /// endings included (a fence's info string must end at a lone CR).
+    #[test]
+    fn the_block_tree_sees_the_blocks_the_model_sees_with_any_line_ending() {
+        for eol in ["\n", "\r\n", "\r"] {
+            let text = [
+                "# 見出し",
+                "",
+                "```rust",
+                "fn main() {}",
+                "```",
+                "",
+                "本文。",
+                "",
+                "| a |",
+                "|---|",
+                "| 1 |",
+                "",
+            ]
+            .join(eol);
+            let blocks = read_blocks(&text);
+            let leaves: Vec<(BlockKind, Range<usize>)> = blocks
+                .blocks
+                .iter()
+                .filter(|b| !b.kind.is_container())
+                .map(|b| (b.kind, b.range.clone()))
+                .collect();
+            let model: Vec<(ElementKind, Range<usize>)> =
+                Document::parse(&text).elements.iter().map(|e| (e.kind, e.range.clone())).collect();
+            let kinds: Vec<BlockKind> = leaves.iter().map(|l| l.0).collect();
+            assert_eq!(
+                kinds,
+                [BlockKind::Heading, BlockKind::FencedCode, BlockKind::Paragraph, BlockKind::Table],
+                "{eol:?}"
+            );
+            let model_kinds: Vec<ElementKind> = model.iter().map(|m| m.0).collect();
+            assert_eq!(
+                model_kinds,
+                [ElementKind::Heading, ElementKind::CodeBlock, ElementKind::Paragraph, ElementKind::Table],
+                "{eol:?}"
+            );
+            for ((_, block), (_, element)) in leaves.iter().zip(&model) {
+                assert_eq!(block, element, "{eol:?}: the tree and the model disagree on a block's range");
+            }
+        }
+    }
 }

@@ -5,14 +5,16 @@
 //! source positions. Raw HTML is shown as a browser would show its text: comments hidden, tags
 //! dropped, `<img src>` as an image, `<br>` as a line break; footnote syntax is left as text.
 
-use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use crate::markdown::syntax::{Alignment, CodeBlockKind, Event, Purpose, Source, Tag, TagEnd};
 
 use crate::markdown::heading_level;
+use crate::markdown::text_rules::soft_break_joins;
 
 /// A run of inline text with one look.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Span {
-    /// The text (soft breaks are spaces; hard breaks are `\n`).
+    /// The text (soft breaks follow `markdown::text_rules::soft_break`: nothing between Japanese
+    /// characters, else a space; hard breaks are `\n`).
     pub text: String,
     /// `**strong**`.
     pub bold: bool,
@@ -105,12 +107,9 @@ pub struct Book {
 
 /// Parses `markdown` into a [`Book`].
 pub fn parse(markdown: &str) -> Book {
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
     let mut builder = Builder::default();
-    for event in Parser::new_ext(markdown, options) {
+    let source = Source::new(markdown, Purpose::Pdf);
+    for (event, _) in source.events() {
         builder.event(event);
     }
     builder.finish()
@@ -149,6 +148,10 @@ struct Builder {
     alt: String,
     /// Table being built.
     table: Option<TableBuild>,
+    /// A soft break waits for the character after it (the shared soft-break rule).
+    pending_soft: bool,
+    /// The last character of the inline text so far.
+    last_char: Option<char>,
 }
 
 #[derive(Debug, Default)]
@@ -193,6 +196,9 @@ impl Builder {
             code.push_str(text);
             return;
         }
+        if let Some(c) = text.chars().last() {
+            self.last_char = Some(c);
+        }
         let span = self.style(text.to_owned());
         match self.spans.last_mut() {
             Some(last) if same_look(last, &span) => last.text.push_str(text),
@@ -222,7 +228,30 @@ impl Builder {
         }
     }
 
+    /// Decides a waiting soft break now that the next character (`None`: not text) is known.
+    fn resolve_soft(&mut self, next: Option<char>) {
+        if std::mem::take(&mut self.pending_soft) && !soft_break_joins(self.last_char, next) {
+            self.text(" ");
+        }
+    }
+
     fn event(&mut self, event: Event<'_>) {
+        if self.image.is_none() && self.metadata.is_none() && self.code.is_none() {
+            match &event {
+                Event::Text(t) | Event::Code(t) => self.resolve_soft(t.chars().next()),
+                Event::SoftBreak => {
+                    self.pending_soft = true;
+                    return;
+                }
+                // Inline styles do not end the text run: `かかる⏎*深い*` still joins.
+                Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Link { .. })
+                | Event::End(TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link) => {}
+                _ => {
+                    self.resolve_soft(None);
+                    self.last_char = None;
+                }
+            }
+        }
         match event {
             Event::Start(tag) => self.start(tag),
             Event::End(tag) => self.end(tag),
@@ -231,6 +260,7 @@ impl Builder {
                 if self.image.is_some() {
                     self.alt.push_str(&t);
                 } else {
+                    self.last_char = t.chars().last().or(self.last_char);
                     let mut span = self.style(t.into_string());
                     span.code = true;
                     self.spans.push(span);

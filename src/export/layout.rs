@@ -16,8 +16,9 @@
 use std::collections::BTreeSet;
 
 use super::blocks::{Align, Block, Book, Item, Span, plain};
-use super::linebreak::{Mode, Piece, break_lines, can_break};
+use super::linebreak::{Mode, Piece, break_lines, can_break, hangs, is_cjk, no_end, no_start};
 use super::style::{CodeLook, Folio, HeadingLook, Rgb, Style, TableLook};
+use crate::markdown::text_rules::{self, Emphasis};
 
 /// A typeface of the book.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,6 +61,9 @@ pub enum Draw {
         italic: bool,
         /// The characters.
         text: String,
+        /// Extra space after every glyph, in points (the PDF's character spacing): a justified
+        /// run of CJK characters is one operation; 0 for ordinary text.
+        spacing: f32,
     },
     /// A rectangle.
     Rect {
@@ -180,6 +184,8 @@ pub fn lay_out(
             })
             .min()
             .unwrap_or(1),
+        japanese: book.title.as_deref().is_some_and(text_rules::has_japanese)
+            || blocks_have_japanese(&book.blocks),
     };
     if let Some(title) = &book.title {
         l.title(title);
@@ -214,11 +220,28 @@ struct Look {
 }
 
 /// Text measured into pieces, each with the index of its look.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Shaped {
     pieces: Vec<Piece>,
     look_of: Vec<usize>,
     looks: Vec<Look>,
+    /// Where punctuation is set half-width ([`tighten_punctuation`]): each piece's glyph advance
+    /// (its `width` is then the space it takes on the line) and how far its glyph is drawn to
+    /// the left of its place. Empty: every glyph takes its own advance, unshifted.
+    natural: Vec<f32>,
+    shift: Vec<f32>,
+}
+
+impl Shaped {
+    /// The advance the font gives piece `k`'s glyph.
+    fn natural(&self, k: usize) -> f32 {
+        self.natural.get(k).copied().unwrap_or(self.pieces[k].width)
+    }
+
+    /// How far piece `k`'s glyph is drawn from its place on the line (negative: to the left).
+    fn shift(&self, k: usize) -> f32 {
+        self.shift.get(k).copied().unwrap_or(0.0)
+    }
 }
 
 /// A list marker waiting for the first line of its item.
@@ -253,6 +276,8 @@ struct Layout<'a> {
     list_depth: usize,
     /// The highest heading level used: numbering starts there (a chapter may begin at `##`).
     top_level: u8,
+    /// The book holds Japanese text: emphasis is set in gothic (`markdown::text_rules`).
+    japanese: bool,
 }
 
 /// The width of the bar of a block quote.
@@ -357,7 +382,17 @@ impl Layout<'_> {
         for span in spans {
             let mut look = base.clone();
             look.bold |= span.bold;
-            look.italic |= span.italic;
+            if span.italic {
+                // Never slanted kanji: Japanese emphasis is set upright in the gothic face, as
+                // the HTML export sets it (`markdown::text_rules::emphasis`).
+                match text_rules::emphasis(self.japanese, &span.text) {
+                    Emphasis::Slanted => look.italic = true,
+                    Emphasis::Gothic => {
+                        look.face = Face::Sans;
+                        look.bold |= base.face == Face::Sans;
+                    }
+                }
+            }
             look.strike |= span.strike;
             if span.code {
                 look.code = true;
@@ -381,7 +416,7 @@ impl Layout<'_> {
                         shaped.look_of.push(index);
                         continue;
                     }
-                    let face = if look.code && c.is_ascii() { Face::Mono } else { base.face };
+                    let face = if look.code && c.is_ascii() { Face::Mono } else { look.face };
                     let (face, drawn, width) = self.measure(face, c, look.size);
                     let mut l = look.clone();
                     l.face = face;
@@ -424,6 +459,7 @@ impl Layout<'_> {
                     bold: false,
                     italic: false,
                     text,
+                    spacing: 0.0,
                 });
             }
             Marker::Task { done, right } => {
@@ -462,8 +498,21 @@ impl Layout<'_> {
 
     /// Lays out shaped text as wrapped lines between `left` and `right`.
     fn paragraph(&mut self, shaped: &Shaped, align: Align, leading: f32) {
+        self.set_lines(shaped, align, leading, false);
+    }
+
+    /// Lays out body text justified: consecutive punctuation set half-width, every line but the
+    /// last (and those ended by a hard break) stretched to the right edge.
+    fn justified(&mut self, shaped: &Shaped, leading: f32) {
+        let mut shaped = shaped.clone();
+        tighten_punctuation(&mut shaped);
+        self.set_lines(&shaped, Align::Left, leading, true);
+    }
+
+    fn set_lines(&mut self, shaped: &Shaped, align: Align, leading: f32, justify: bool) {
         let lines = break_lines(&shaped.pieces, self.width(), Mode::Prose);
-        for range in lines {
+        let count = lines.len();
+        for (n, range) in lines.into_iter().enumerate() {
             let size = range
                 .clone()
                 .map(|i| shaped.looks[shaped.look_of[i]].size)
@@ -479,28 +528,52 @@ impl Layout<'_> {
                 Align::Center => self.left + (self.width() - width).max(0.0) / 2.0,
                 Align::Right => self.left + (self.width() - width).max(0.0),
             };
-            self.runs(shaped, range, x, baseline);
+            let hard_end = shaped.pieces.get(range.end).is_some_and(|p| p.ch == '\n');
+            let extra = if justify && n + 1 < count && !hard_end {
+                justification(shaped, range.clone(), self.width())
+            } else {
+                Vec::new()
+            };
+            self.runs_spaced(shaped, range, x, baseline, &extra);
             self.advance(lh);
         }
     }
 
     /// Draws pieces `range` of `shaped` from `x` on `baseline`, one text operation per look.
-    fn runs(&mut self, shaped: &Shaped, range: std::ops::Range<usize>, mut x: f32, baseline: f32) {
+    fn runs(&mut self, shaped: &Shaped, range: std::ops::Range<usize>, x: f32, baseline: f32) {
+        self.runs_spaced(shaped, range, x, baseline, &[]);
+    }
+
+    /// Draws pieces `range` of `shaped` from `x` on `baseline` with `extra[k]` points added after
+    /// piece `range.start + k` (justification; empty: none). One text operation per look where
+    /// the glyphs sit at their own advances, more where spacing or half-width punctuation moves
+    /// them; underlines, strike-through, code tint and link areas span the whole look.
+    fn runs_spaced(
+        &mut self,
+        shaped: &Shaped,
+        range: std::ops::Range<usize>,
+        x0: f32,
+        baseline: f32,
+        extra: &[f32],
+    ) {
+        let extra_after = |k: usize| extra.get(k - range.start).copied().unwrap_or(0.0);
+        let mut pos = Vec::with_capacity(range.len() + 1);
+        let mut at = x0;
+        for k in range.clone() {
+            pos.push(at);
+            at += shaped.pieces[k].width + extra_after(k);
+        }
+        let place = |k: usize| pos[k - range.start];
         let mut i = range.start;
         while i < range.end {
             let look_index = shaped.look_of[i];
             let look = &shaped.looks[look_index];
             let mut j = i;
-            let mut text = String::new();
-            let mut w = 0.0;
             while j < range.end && shaped.look_of[j] == look_index {
-                let p = shaped.pieces[j];
-                if p.ch != '\n' {
-                    text.push(p.ch);
-                }
-                w += p.width;
                 j += 1;
             }
+            let x = place(i);
+            let w = place(j - 1) + shaped.pieces[j - 1].width - x;
             let size = look.size;
             if look.code {
                 self.push(Draw::Rect {
@@ -512,17 +585,44 @@ impl Layout<'_> {
                     stroke: None,
                 });
             }
-            if !text.trim().is_empty() {
-                self.push(Draw::Text {
-                    x,
-                    y: baseline,
-                    face: look.face,
-                    size,
-                    color: look.color,
-                    bold: look.bold,
-                    italic: look.italic,
-                    text,
-                });
+            // Text operations: one per stretch of glyphs that sit one advance plus the same
+            // spacing apart (a justified CJK run is one), split where the spacing changes
+            // (a Latin word, a space, half-width punctuation).
+            let drawn = |k: usize| place(k) + shaped.shift(k);
+            let mut a = i;
+            while a < j {
+                let extend = |spacing: f32| {
+                    let mut b = a + 1;
+                    while b < j && (drawn(b) - drawn(b - 1) - shaped.natural(b - 1) - spacing).abs() < 1e-3 {
+                        b += 1;
+                    }
+                    b
+                };
+                let mut spacing = if a + 1 < j { drawn(a + 1) - drawn(a) - shaped.natural(a) } else { 0.0 };
+                if spacing.abs() < 1e-4 {
+                    spacing = 0.0;
+                }
+                let mut b = extend(spacing);
+                if spacing != 0.0 && b - a < 3 {
+                    // Spacing for one gap only (a space before a word): a new operation instead.
+                    spacing = 0.0;
+                    b = extend(0.0);
+                }
+                let text: String = (a..b).map(|k| shaped.pieces[k].ch).filter(|&c| c != '\n').collect();
+                if !text.trim().is_empty() {
+                    self.push(Draw::Text {
+                        x: place(a) + shaped.shift(a),
+                        y: baseline,
+                        face: look.face,
+                        size,
+                        color: look.color,
+                        bold: look.bold,
+                        italic: look.italic,
+                        text,
+                        spacing,
+                    });
+                }
+                a = b;
             }
             if look.strike {
                 let y = baseline + size * 0.32;
@@ -546,7 +646,6 @@ impl Layout<'_> {
                     target: target.clone(),
                 });
             }
-            x += w;
             i = j;
         }
     }
@@ -583,7 +682,7 @@ impl Layout<'_> {
                     shaped.looks.push(base.clone());
                 }
                 self.shape(spans, &base, &mut shaped);
-                self.paragraph(&shaped, Align::Left, self.style.leading);
+                self.justified(&shaped, self.style.leading);
             }
             Block::List { start, items } => {
                 if !first {
@@ -829,6 +928,7 @@ impl Layout<'_> {
                     pieces: shaped.pieces[r.clone()].to_vec(),
                     look_of: shaped.look_of[r].to_vec(),
                     looks: shaped.looks.clone(),
+                    ..Shaped::default()
                 };
                 lines.push(((k == 0).then_some(n + 1), part));
             }
@@ -897,6 +997,7 @@ impl Layout<'_> {
                         bold: false,
                         italic: false,
                         text: label,
+                        spacing: 0.0,
                     });
                 }
                 self.runs(shaped, 0..shaped.pieces.len(), inner_left, baseline);
@@ -1194,8 +1295,17 @@ impl Layout<'_> {
                 Folio::Centered | Folio::Dashed => (l + r - w) / 2.0,
                 Folio::OfTotal | Folio::Running => r - w,
             };
-            let mut ops =
-                vec![Draw::Text { x, y, face, size, color: style.rule, bold: false, italic: false, text }];
+            let mut ops = vec![Draw::Text {
+                x,
+                y,
+                face,
+                size,
+                color: style.rule,
+                bold: false,
+                italic: false,
+                text,
+                spacing: 0.0,
+            }];
             if style.folio == Folio::Running {
                 let ly = y + size * 1.3;
                 ops.push(Draw::Line { x1: l, y1: ly, x2: r, y2: ly, color: style.rule, width: 0.4 });
@@ -1220,6 +1330,7 @@ impl Layout<'_> {
                         bold: false,
                         italic: false,
                         text: shown,
+                        spacing: 0.0,
                     });
                 }
             }
@@ -1250,4 +1361,310 @@ fn widths(pieces: &[Piece]) -> (f32, f32) {
         }
     }
     (natural.max(line), widest.max(part))
+}
+
+/// Whether any text of `blocks` is Japanese.
+fn blocks_have_japanese(blocks: &[Block]) -> bool {
+    let spans = |spans: &[Span]| spans.iter().any(|s| text_rules::has_japanese(&s.text));
+    blocks.iter().any(|b| match b {
+        Block::Heading { spans: s, .. } | Block::Paragraph(s) => spans(s),
+        Block::List { items, .. } => items.iter().any(|i| blocks_have_japanese(&i.blocks)),
+        Block::Quote(inner) => blocks_have_japanese(inner),
+        Block::Table { header, rows, .. } => {
+            header.iter().any(|c| spans(c)) || rows.iter().flatten().any(|c| spans(c))
+        }
+        Block::Image { alt, .. } => text_rules::has_japanese(alt),
+        Block::Code { .. } | Block::Rule => false,
+    })
+}
+
+/// Closing punctuation: its glyph sits in the left half of its full-width box.
+fn closing(c: char) -> bool {
+    matches!(
+        c,
+        '、' | '。'
+            | '，'
+            | '．'
+            | '」'
+            | '』'
+            | '）'
+            | '］'
+            | '｝'
+            | '】'
+            | '〉'
+            | '》'
+            | '〕'
+            | '〙'
+            | '〗'
+            | '〟'
+    )
+}
+
+/// Opening brackets: the glyph sits in the right half of its full-width box.
+fn opening(c: char) -> bool {
+    matches!(c, '「' | '『' | '（' | '［' | '｛' | '【' | '〈' | '《' | '〔' | '〘' | '〖' | '〝')
+}
+
+/// Consecutive punctuation set half-width (JIS X 4051): closing punctuation followed by more
+/// punctuation keeps only its glyph half (`。」`, `」「`, `）、`), and an opening bracket after
+/// another opening bracket drops its empty left half (`（「`). Only full-width glyphs are
+/// touched; a proportional font's brackets are already tight.
+fn tighten_punctuation(shaped: &mut Shaped) {
+    let n = shaped.pieces.len();
+    shaped.natural = shaped.pieces.iter().map(|p| p.width).collect();
+    shaped.shift = vec![0.0; n];
+    let full = |shaped: &Shaped, k: usize| {
+        let size = shaped.looks[shaped.look_of[k]].size;
+        shaped.natural[k] >= size * 0.9
+    };
+    for k in 0..n.saturating_sub(1) {
+        let (a, b) = (shaped.pieces[k].ch, shaped.pieces[k + 1].ch);
+        if closing(a) && (closing(b) || opening(b)) && full(shaped, k) {
+            shaped.pieces[k].width = shaped.natural[k] / 2.0;
+        } else if opening(a) && opening(b) && full(shaped, k + 1) {
+            let half = shaped.natural[k + 1] / 2.0;
+            shaped.pieces[k + 1].width = half;
+            shaped.shift[k + 1] = -half;
+        }
+    }
+}
+
+/// The space to add after each piece of line `range` so that it ends at `width` (justified
+/// setting): shared equally by the gaps next to a CJK character (not before a character that
+/// may not start a line, nor after one that may not end it) and the spaces between Latin
+/// words; none inside a Latin word or inline code, or after the paragraph indent. Equal small
+/// amounts keep the text one run per script for a PDF reader (a wide gap reads as a space in
+/// extracted text) and let a CJK run be drawn as one operation. Empty when the line is full,
+/// cannot stretch, or would stretch more than one em per gap (it is then set ragged).
+fn justification(shaped: &Shaped, range: std::ops::Range<usize>, width: f32) -> Vec<f32> {
+    let natural: f32 = range.clone().map(|k| shaped.pieces[k].width).sum();
+    let last = range.end.saturating_sub(1);
+    // A comma or full stop hanging in the margin (ぶら下げ): the line before it is justified.
+    let hang = natural > width + 0.01 && hangs(shaped.pieces[last].ch);
+    let slack = width - if hang { natural - shaped.pieces[last].width } else { natural };
+    if slack <= 0.01 || range.len() < 2 {
+        return Vec::new();
+    }
+    let code = |k: usize| shaped.looks[shaped.look_of[k]].code;
+    let stretches = |k: usize| {
+        let (a, b) = (shaped.pieces[k].ch, shaped.pieces[k + 1].ch);
+        if code(k) || code(k + 1) || b == ' ' || a == '\u{3000}' || (hang && k + 1 == last) {
+            return false;
+        }
+        a == ' ' || ((is_cjk(a) || is_cjk(b)) && !no_start(b) && !no_end(a))
+    };
+    let gaps: Vec<bool> = (range.start..range.end - 1).map(stretches).collect();
+    let count = gaps.iter().filter(|g| **g).count();
+    let size = shaped.looks[shaped.look_of[range.start]].size;
+    if count == 0 || slack / count as f32 > size {
+        return Vec::new();
+    }
+    let each = slack / count as f32;
+    gaps.into_iter().map(|g| if g { each } else { 0.0 }).collect()
+}
+
+#[cfg(test)]
+mod typesetting_tests {
+    use super::*;
+    use crate::export::blocks::parse;
+    use crate::export::style::{PageFormat, StyleName};
+
+    /// CJK characters 1 em, everything else half.
+    struct Grid;
+
+    impl Metrics for Grid {
+        fn advance(&self, _face: Face, ch: char) -> Option<f32> {
+            Some(if is_cjk(ch) { 1.0 } else { 0.5 })
+        }
+    }
+
+    fn lay(md: &str, style: StyleName) -> (Style, Laid) {
+        let style = Style::new(style, PageFormat::A5);
+        let laid = lay_out(&parse(md), &style, (400.0, 600.0), &Grid, &mut |_| Err("none".into()), true);
+        (style, laid)
+    }
+
+    /// One text operation: x, right end, text.
+    type Run = (f32, f32, String);
+
+    /// Text operations per baseline: (y, runs).
+    fn lines(laid: &Laid) -> Vec<(f32, Vec<Run>)> {
+        let mut out: Vec<(f32, Vec<Run>)> = Vec::new();
+        for d in &laid.pages[0] {
+            let Draw::Text { x, y, size, text, spacing, .. } = d else { continue };
+            let w: f32 = text.chars().map(|c| Grid.advance(Face::Sans, c).unwrap() * size).sum::<f32>()
+                + spacing * (text.chars().count() as f32 - 1.0);
+            match out.iter_mut().find(|(ly, _)| (ly - y).abs() < 0.01) {
+                Some((_, runs)) => runs.push((*x, x + w, text.clone())),
+                None => out.push((*y, vec![(*x, x + w, text.clone())])),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_line_of_a_paragraph_but_the_last_ends_at_the_right_edge() {
+        let para = "日本語の本文は両端揃えで組みます。英単語 configuration と数字 2026 が混じる行も、右端をそろえます。"
+            .repeat(3);
+        for name in [StyleName::Classic, StyleName::Modern] {
+            let (style, laid) = lay(&format!("{para}\n"), name);
+            let right = 400.0 - style.margins[1];
+            let lines = lines(&laid);
+            let body: Vec<_> =
+                lines.iter().filter(|(_, runs)| runs.iter().any(|r| r.2.chars().any(is_cjk))).collect();
+            assert!(body.len() >= 4, "{name:?}: {lines:?}");
+            for (y, runs) in &body[..body.len() - 1] {
+                let end = runs.iter().map(|r| r.1).fold(f32::MIN, f32::max);
+                let last = runs.last().unwrap().2.chars().last().unwrap();
+                let hangs = matches!(last, '、' | '。');
+                assert!(
+                    (end - right).abs() < 0.05 || (hangs && end > right),
+                    "{name:?}: the line at {y} ends at {end}, not {right}: {runs:?}"
+                );
+            }
+            let (_, final_runs) = body.last().unwrap();
+            assert!(
+                final_runs.iter().map(|r| r.1).fold(f32::MIN, f32::max) < right - 1.0,
+                "the last line is not stretched"
+            );
+        }
+    }
+
+    #[test]
+    fn latin_words_are_not_letter_spaced_only_the_gaps_between_them() {
+        let para = "漢字 configuration and synchronization are long words that wrap somewhere in this line of text, 漢字。\n";
+        let (_, laid) = lay(para, StyleName::Modern);
+        let texts: Vec<String> = laid.pages[0]
+            .iter()
+            .filter_map(|d| if let Draw::Text { text, .. } = d { Some(text.clone()) } else { None })
+            .collect();
+        assert!(texts.iter().any(|t| t.contains("configuration")), "{texts:?}");
+        assert!(texts.iter().any(|t| t.contains("synchronization")), "{texts:?}");
+    }
+
+    fn shaped(text: &str) -> Shaped {
+        let mut shaped = Shaped::default();
+        shaped.looks.push(Look {
+            face: Face::Sans,
+            size: 10.0,
+            color: Rgb::BLACK,
+            bold: false,
+            italic: false,
+            code: false,
+            strike: false,
+            link: None,
+        });
+        for ch in text.chars() {
+            shaped.pieces.push(Piece { ch, width: if is_cjk(ch) { 10.0 } else { 5.0 } });
+            shaped.look_of.push(0);
+        }
+        shaped
+    }
+
+    #[test]
+    fn the_slack_is_shared_equally_outside_latin_words() {
+        // Six CJK characters (60), "is" and "Rust" (30), three spaces (15): 105 points.
+        let s = shaped("所有権 is Rust の機能");
+        let text: Vec<char> = "所有権 is Rust の機能".chars().collect();
+        let extra = justification(&s, 0..s.pieces.len(), 112.0);
+        // Stretch: 所|有, 有|権, the three spaces, の|機, 機|能 — seven gaps, 1 point each.
+        for (k, e) in extra.iter().enumerate() {
+            let inside_latin = text[k].is_ascii_alphabetic() && text[k + 1].is_ascii_alphabetic();
+            let before_space = text[k + 1] == ' ';
+            let expected = if inside_latin || before_space { 0.0 } else { 1.0 };
+            assert!((e - expected).abs() < 1e-4, "gap after {:?}: {e}", text[k]);
+        }
+        // Too loose (more than an em per gap): ragged.
+        assert!(justification(&s, 0..s.pieces.len(), 200.0).is_empty());
+    }
+
+    #[test]
+    fn a_justified_cjk_run_is_one_text_operation_with_character_spacing() {
+        let para = "日本語の本文は両端揃えで組みます。英単語 configuration と数字 2026 が混じる行も、右端をそろえます。"
+            .repeat(3);
+        let (_, laid) = lay(&format!("{para}\n"), StyleName::Modern);
+        let texts: Vec<(String, f32)> = laid.pages[0]
+            .iter()
+            .filter_map(|d| {
+                if let Draw::Text { text, spacing, .. } = d { Some((text.clone(), *spacing)) } else { None }
+            })
+            .collect();
+        assert!(
+            texts.iter().any(|(t, s)| t.chars().count() > 5 && t.chars().all(is_cjk) && *s > 0.0),
+            "{texts:?}"
+        );
+        assert!(texts.iter().all(|(t, s)| !t.contains("configuration") || *s == 0.0), "{texts:?}");
+    }
+
+    #[test]
+    fn inline_code_and_latin_sit_on_the_baseline_of_the_japanese_text() {
+        let (_, laid) = lay("本文の `let x = 1;` と Latin words と**太字**です。\n", StyleName::Technical);
+        let baselines: Vec<f32> = laid.pages[0]
+            .iter()
+            .filter_map(|d| match d {
+                Draw::Text { y, text, .. }
+                    if !text.chars().all(|c| c.is_ascii_digit() || " /".contains(c)) =>
+                {
+                    Some(*y)
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(baselines.len() >= 3, "{baselines:?}");
+        assert!(baselines.iter().all(|y| (y - baselines[0]).abs() < 1e-4), "{baselines:?}");
+    }
+
+    #[test]
+    fn consecutive_punctuation_is_set_half_width() {
+        let mut shaped = Shaped::default();
+        let look = Look {
+            face: Face::Sans,
+            size: 10.0,
+            color: Rgb::BLACK,
+            bold: false,
+            italic: false,
+            code: false,
+            strike: false,
+            link: None,
+        };
+        shaped.looks.push(look);
+        for ch in "です。」「（注）".chars() {
+            shaped.pieces.push(Piece { ch, width: 10.0 });
+            shaped.look_of.push(0);
+        }
+        tighten_punctuation(&mut shaped);
+        let widths: Vec<f32> = shaped.pieces.iter().map(|p| p.width).collect();
+        // 。 before 」 and 」 before 「 keep half; （ after 「 loses its empty left half.
+        assert_eq!(widths, [10.0, 10.0, 5.0, 5.0, 10.0, 5.0, 10.0, 10.0]);
+        assert_eq!(shaped.shift[5], -5.0);
+        assert_eq!(shaped.natural[5], 10.0);
+    }
+
+    #[test]
+    fn japanese_emphasis_is_gothic_never_slanted() {
+        let (_, laid) = lay("本文の*強調*と**所有権**と*emphasis*です。\n", StyleName::Classic);
+        let mut seen = 0;
+        for d in &laid.pages[0] {
+            let Draw::Text { face, italic, bold, text, .. } = d else { continue };
+            assert!(!italic, "nothing is slanted in a Japanese document: {d:?}");
+            if text.contains("強") || text.contains("調") {
+                assert_eq!(*face, Face::Sans, "emphasis in a mincho body is gothic: {d:?}");
+                seen += 1;
+            }
+            if text.contains("所有権") {
+                assert!(bold, "{d:?}");
+            }
+        }
+        assert!(seen > 0);
+        // A document without Japanese keeps slanted Latin emphasis.
+        let (_, laid) = lay("Plain *emphasis* here.\n", StyleName::Classic);
+        assert!(laid.pages[0].iter().any(|d| matches!(d, Draw::Text { italic: true, .. })));
+    }
+
+    #[test]
+    fn soft_breaks_follow_the_shared_text_rule() {
+        let book = parse("かかるほど\n深い、\n定期的\n*強調*。The borrow\nchecker\n`code`\n");
+        let Block::Paragraph(spans) = &book.blocks[0] else { panic!("{book:?}") };
+        assert_eq!(plain(spans), "かかるほど深い、定期的強調。The borrow checker code");
+    }
 }

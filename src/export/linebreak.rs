@@ -27,13 +27,8 @@ pub enum Mode {
     Code,
 }
 
-/// Whether `c` is a CJK character (kana, kanji, CJK punctuation, full-width forms).
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x1100..=0x11FF | 0x2E80..=0x2FDF | 0x2FF0..=0x303F | 0x3040..=0x30FF | 0x3100..=0x31FF
-        | 0x3200..=0x4DBF | 0x4E00..=0x9FFF | 0xA960..=0xA97F | 0xAC00..=0xD7FF | 0xF900..=0xFAFF
-        | 0xFE30..=0xFE4F | 0xFF00..=0xFFEF | 0x20000..=0x3FFFF)
-}
+/// Whether `c` is a CJK character: the one rule of `markdown::text_rules`.
+pub use crate::markdown::text_rules::is_cjk;
 
 /// Characters that must not start a line (行頭禁則文字).
 pub fn no_start(c: char) -> bool {
@@ -155,7 +150,7 @@ pub fn no_end(c: char) -> bool {
 }
 
 /// Punctuation that may hang into the margin instead of starting a line.
-fn hangs(c: char) -> bool {
+pub fn hangs(c: char) -> bool {
     matches!(c, '、' | '。' | '，' | '．' | '､' | '｡')
 }
 

@@ -72,7 +72,7 @@ fn color(c: Rgb) -> Color {
 fn text_ops(draws: &[Draw], handle: &dyn Fn(Face) -> PdfFontHandle) -> Vec<Op> {
     let mut ops = Vec::new();
     for draw in draws {
-        let Draw::Text { x, y, face, size, color: c, bold, italic, text } = draw else { continue };
+        let Draw::Text { x, y, face, size, color: c, bold, italic, text, spacing } = draw else { continue };
         ops.push(Op::StartTextSection);
         ops.push(Op::SetFont { font: handle(*face), size: Pt(*size) });
         ops.push(Op::SetFillColor { col: color(*c) });
@@ -85,7 +85,14 @@ fn text_ops(draws: &[Draw], handle: &dyn Fn(Face) -> PdfFontHandle) -> Vec<Op> {
         }
         let shear = if *italic { SKEW } else { 0.0 };
         ops.push(Op::SetTextMatrix { matrix: TextMatrix::Raw([1.0, 0.0, shear, 1.0, *x, *y]) });
+        if *spacing != 0.0 {
+            // Justified CJK run (layout.rs); character spacing outlives the text object.
+            ops.push(Op::SetCharacterSpacing { multiplier: *spacing });
+        }
         ops.push(Op::ShowText { items: vec![TextItem::Text(text.clone())] });
+        if *spacing != 0.0 {
+            ops.push(Op::SetCharacterSpacing { multiplier: 0.0 });
+        }
         ops.push(Op::EndTextSection);
     }
     ops

@@ -113,16 +113,7 @@ pub fn sniff_svg_or_avif(name: &str, bytes: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// Whether `c` is a kana, kanji or CJK punctuation character (for `html.lang: auto` and the
-/// soft-break rule of `catalog.md` §7.1).
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x3000..=0x303F | 0x3040..=0x309F | 0x30A0..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF
-        | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFF00..=0xFFEF | 0x20000..=0x2FFFF)
-}
-
 /// `html.lang: auto`: `ja` when any text holds Hiragana, Katakana or a CJK ideograph.
 pub fn auto_lang<'a>(texts: impl IntoIterator<Item = &'a str>) -> &'static str {
-    let japanese = |c: char| matches!(c as u32, 0x3040..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F);
-    if texts.into_iter().any(|t| t.chars().any(japanese)) { "ja" } else { "en" }
+    if texts.into_iter().any(crate::markdown::text_rules::has_japanese) { "ja" } else { "en" }
 }

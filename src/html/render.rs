@@ -8,27 +8,18 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
+use crate::markdown::syntax::{
+    Alignment, BlockQuoteKind, CodeBlockKind, Event, Purpose, Source, Tag, TagEnd,
+};
 use base64::Engine as _;
-use pulldown_cmark::{Alignment, BlockQuoteKind, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 use super::sanitize::{self, Policy, Token};
 use super::text::{Warning, encode_url, escape_attr, escape_text, relative};
-use super::{Files, ImageProblem, Settings, highlight, is_cjk};
+use super::{Files, ImageProblem, Settings, highlight};
 use crate::links::{self, Target};
+use crate::markdown::text_rules::{self, Emphasis};
 use crate::markdown::{heading_level, scan_links};
 use crate::text::LineIndex;
-
-/// The Markdown dialect of the export: CommonMark + GFM tables, strikethrough, task lists,
-/// footnotes, alerts, heading attributes and YAML front matter.
-fn options() -> Options {
-    Options::ENABLE_TABLES
-        | Options::ENABLE_FOOTNOTES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_HEADING_ATTRIBUTES
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | Options::ENABLE_GFM
-}
 
 /// A heading of a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,7 +56,8 @@ pub fn analyze(text: &str) -> Analysis {
     let mut current: Option<(u8, String, Option<String>)> = None;
     let mut metadata = false;
     let mut front_title = None;
-    for event in Parser::new_ext(text, options()) {
+    let source = Source::new(text, Purpose::Html);
+    for (event, _) in source.events() {
         match event {
             Event::Start(Tag::MetadataBlock(_)) => metadata = true,
             Event::End(TagEnd::MetadataBlock(_)) => metadata = false,
@@ -185,8 +177,8 @@ pub struct DocInput<'a> {
 
 /// The article's inner HTML and the warnings, in source order.
 pub fn render_article(cx: &Context<'_>, doc: &DocInput<'_>) -> (String, Vec<String>) {
-    let events: Vec<(Event<'_>, Range<usize>)> =
-        Parser::new_ext(doc.text, options()).into_offset_iter().collect();
+    let source = Source::new(doc.text, Purpose::Html);
+    let events: Vec<(Event<'_>, Range<usize>)> = source.events().collect();
     let mut r = Renderer {
         cx,
         doc,
@@ -195,7 +187,7 @@ pub fn render_article(cx: &Context<'_>, doc: &DocInput<'_>) -> (String, Vec<Stri
         warnings: Vec::new(),
         raw_warned: BTreeSet::new(),
         next_heading: 0,
-        pending_soft: false,
+        pending_soft: None,
         last_char: None,
         metadata: false,
         image: None,
@@ -225,6 +217,26 @@ pub fn render_article(cx: &Context<'_>, doc: &DocInput<'_>) -> (String, Vec<Stri
     (r.out, warnings)
 }
 
+/// The text of the inline element that starts at `events[i]`, up to its end tag.
+fn inline_text(events: &[(Event<'_>, Range<usize>)], i: usize) -> String {
+    let mut depth = 0usize;
+    let mut text = String::new();
+    for (event, _) in &events[i..] {
+        match event {
+            Event::Start(_) => depth += 1,
+            Event::End(_) => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    break;
+                }
+            }
+            Event::Text(t) | Event::Code(t) => text.push_str(t),
+            _ => {}
+        }
+    }
+    text
+}
+
 /// An image being read: its alt text collects until the end tag.
 struct ImageState {
     dest: String,
@@ -242,7 +254,8 @@ struct Renderer<'c, 'a> {
     warnings: Vec<String>,
     raw_warned: BTreeSet<String>,
     next_heading: usize,
-    pending_soft: bool,
+    /// A soft break waiting for the next character: where in `out` it stood.
+    pending_soft: Option<usize>,
     last_char: Option<char>,
     metadata: bool,
     image: Option<ImageState>,
@@ -286,24 +299,26 @@ impl Renderer<'_, '_> {
         }
     }
 
-    /// A soft break becomes nothing between two CJK characters, else a line break (a space).
+    /// A soft break becomes nothing where the shared text rule joins it (between Japanese
+    /// characters, next to full-width punctuation), else a line break (a space).
     fn flush_soft(&mut self, next: Option<char>) {
-        if !self.pending_soft {
-            return;
-        }
-        self.pending_soft = false;
-        let join = self.last_char.is_some_and(is_cjk) && next.is_some_and(is_cjk);
-        if !join {
-            self.out.push('\n');
+        let Some(at) = self.pending_soft.take() else { return };
+        if !text_rules::soft_break_joins(self.last_char, next) {
+            // Where the break stood: before any inline tag written since (`and\n<strong>`).
+            let at = at.min(self.out.len());
+            self.out.insert(at, '\n');
         }
     }
 
     fn event(&mut self, events: &[(Event<'_>, Range<usize>)], i: usize) {
         let (event, range) = &events[i];
-        if let Event::Text(t) = event {
-            self.flush_soft(t.chars().next());
-        } else if !matches!(event, Event::SoftBreak) {
-            self.flush_soft(None);
+        match event {
+            Event::Text(t) | Event::Code(t) => self.flush_soft(t.chars().next()),
+            // Inline styles do not end the text run: `かかる⏎*深い*` still joins.
+            Event::SoftBreak
+            | Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Link { .. })
+            | Event::End(TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link) => {}
+            _ => self.flush_soft(None),
         }
         // Inside an image only the alt text counts.
         if let Some(img) = self.image.as_mut() {
@@ -352,7 +367,7 @@ impl Renderer<'_, '_> {
             Event::Html(t) => self.raw_html(t, range.start, true),
             Event::InlineHtml(t) => self.raw_html(t, range.start, false),
             Event::FootnoteReference(label) => self.footnote_reference(label),
-            Event::SoftBreak => self.pending_soft = true,
+            Event::SoftBreak => self.pending_soft = Some(self.out.len()),
             Event::HardBreak => {
                 self.out.push_str("<br>\n");
                 self.last_char = None;
@@ -454,7 +469,13 @@ impl Renderer<'_, '_> {
                 };
                 self.out.push_str(&format!("<{element}{class}>"));
             }
-            Tag::Emphasis => self.out.push_str("<em>"),
+            Tag::Emphasis => {
+                // Japanese pages set every `<em>` upright and heavier (page.css); elsewhere a
+                // run holding Japanese gets the same look through its class (the shared rule).
+                let japanese_page = super::text::is_japanese(&self.cx.lang);
+                let gothic = text_rules::emphasis(japanese_page, &inline_text(events, i)) == Emphasis::Gothic;
+                self.out.push_str(if gothic && !japanese_page { "<em class=\"ja\">" } else { "<em>" });
+            }
             Tag::Strong => self.out.push_str("<strong>"),
             Tag::Strikethrough => self.out.push_str("<del>"),
             Tag::Superscript => self.out.push_str("<sup>"),

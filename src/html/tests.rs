@@ -75,8 +75,32 @@ fn the_f1_export_is_self_contained_and_rewrites_links() {
 
 #[test]
 fn soft_breaks_between_japanese_characters_disappear() {
+    // After full-width punctuation the break is joined too: 。 carries its own space.
     let page = export("a.md", "これは\n日本語。\nThis is\nEnglish.\n", &MapFiles::default());
-    assert!(page.html.contains("<p>これは日本語。\nThis is\nEnglish.</p>"), "{}", page.html);
+    assert!(page.html.contains("<p>これは日本語。This is\nEnglish.</p>"), "{}", page.html);
+    // Inline markup does not end the run; inline code is text too.
+    let page = export("a.md", "かかるほど\n*深い*\n`所有`\nand\n**more**\n", &MapFiles::default());
+    assert!(
+        page.html.contains("<p>かかるほど<em>深い</em><code>所有</code>\nand\n<strong>more</strong></p>"),
+        "{}",
+        page.html
+    );
+}
+
+#[test]
+fn japanese_emphasis_is_upright_in_any_page_language() {
+    // A Japanese page: page.css sets every `em` upright.
+    let page = export("a.md", "本文の*強調*です。\n", &MapFiles::default());
+    assert!(
+        page.html.contains("<em>強調</em>") && page.html.contains("html:lang(ja) em, em.ja"),
+        "{}",
+        page.html
+    );
+    // An English page: only the Japanese run gets the upright class.
+    let settings = Settings { lang: Some("en".into()), ..Settings::default() };
+    let page =
+        export_page(&doc("a.md", "Some *強調* and *emphasis*.\n"), "a.html", &settings, &MapFiles::default());
+    assert!(page.html.contains("<em class=\"ja\">強調</em> and <em>emphasis</em>"), "{}", page.html);
 }
 
 #[test]

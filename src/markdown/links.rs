@@ -11,7 +11,7 @@
 //!   are not links. Definitions no link uses are reported once each (kind `Definition`).
 //! - Offsets are byte offsets into the source; nothing here fails.
 
-use pulldown_cmark::{Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd};
+use super::syntax::{Event, HeadingLevel, LinkType, Purpose, Source, Tag, TagEnd};
 
 /// How a link is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,21 +80,15 @@ pub struct LinkScan {
 
 /// Scans `text` (without BOM) for links, headings and HTML anchors.
 pub fn scan_links(text: &str) -> LinkScan {
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | Options::ENABLE_HEADING_ATTRIBUTES
-        | Options::ENABLE_STRIKETHROUGH;
     let mut scan = LinkScan::default();
     let mut used_labels: Vec<String> = Vec::new();
     let mut heading: Option<ScannedHeading> = None;
-    // A lone CR ends a line, but pulldown-cmark's heading-attribute scan only stops at `\n`, so
-    // a CR-only file would read as one heading; the parser reads the same-offset LF view.
-    let parsed = super::parse::lf_view(text);
-    let mut iter = Parser::new_ext(&parsed, options).into_offset_iter();
-    let mut defs: Vec<(String, String, usize)> = Vec::new();
-    for (label, def) in iter.reference_definitions().iter() {
-        defs.push((label.to_lowercase(), def.dest.to_string(), def.span.start));
-    }
+    // A lone CR ends a line (a CR-only file must not read as one heading): `Source` reads the
+    // same-offset LF view.
+    let source = Source::new(text, Purpose::Links);
+    let mut iter = source.events();
+    let mut defs: Vec<(String, String, usize)> =
+        iter.reference_definitions().into_iter().map(|d| (d.label, d.dest, d.span.start)).collect();
     for (event, range) in iter.by_ref() {
         match event {
             Event::Start(Tag::Heading { level, id, .. }) => {
@@ -191,13 +185,10 @@ fn html_ids(html: &str, out: &mut Vec<String>) {
 /// lists, tables and quotes, with front matter, fenced and indented code, inline code, link
 /// destinations, HTML comments and raw HTML tags left out. Blocks are separated by `\n`.
 pub fn prose_text(text: &str) -> String {
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | Options::ENABLE_HEADING_ATTRIBUTES
-        | Options::ENABLE_STRIKETHROUGH;
     let mut out = String::new();
     let mut skip = 0usize;
-    for event in Parser::new_ext(text, options) {
+    let source = Source::new(text, Purpose::Links);
+    for (event, _) in source.events() {
         match event {
             Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_)) => skip += 1,
             Event::End(TagEnd::CodeBlock | TagEnd::MetadataBlock(_)) => skip = skip.saturating_sub(1),

@@ -20,6 +20,8 @@ mod outline;
 mod parse;
 mod pointer;
 mod read;
+pub mod syntax;
+pub mod text_rules;
 
 use std::collections::BTreeSet;
 use std::ops::Range;

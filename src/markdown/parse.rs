@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use super::syntax::{CodeBlockKind, Event, Purpose, Source, Tag, TagEnd};
 
 use crate::text::{LineIndex, line_content_end, line_start, segments_hash_hex, xxh64_hex};
 
@@ -110,14 +110,6 @@ struct Walker<'a> {
 /// in time and memory (docs/reliability.md).
 pub(super) const MAX_ITEM_DEPTH: u32 = 100;
 
-fn options(tables: bool) -> Options {
-    let mut o = Options::ENABLE_YAML_STYLE_METADATA_BLOCKS;
-    if tables {
-        o.insert(Options::ENABLE_TABLES);
-    }
-    o
-}
-
 fn walk(text: &str, tables: bool) -> WalkResult {
     let mut w = Walker {
         text,
@@ -132,8 +124,8 @@ fn walk(text: &str, tables: bool) -> WalkResult {
         quotes: 0,
         saw_table: false,
     };
-    let view = lf_view(text);
-    for (event, range) in Parser::new_ext(&view, options(tables)).into_offset_iter() {
+    let source = Source::new(text, if tables { Purpose::Model } else { Purpose::ModelWithoutTables });
+    for (event, range) in source.events() {
         match event {
             Event::Start(tag) => w.start(tag, range),
             Event::End(tag) => w.end(tag, range),
@@ -146,20 +138,6 @@ fn walk(text: &str, tables: bool) -> WalkResult {
         paragraphs: w.paragraphs,
         saw_table: w.saw_table,
     }
-}
-
-/// The text pulldown-cmark reads: every lone `\r` replaced by `\n`. pulldown-cmark does not treat a
-/// lone CR as a line ending everywhere (a fence's info string runs past it, for one), while
-/// CommonMark does; one ASCII byte for another keeps every offset, so spans still index `text`.
-pub(super) fn lf_view(text: &str) -> std::borrow::Cow<'_, str> {
-    let bytes = text.as_bytes();
-    let lone = |i: usize| bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n');
-    if !(0..bytes.len()).any(lone) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mapped: Vec<u8> = (0..bytes.len()).map(|i| if lone(i) { b'\n' } else { bytes[i] }).collect();
-    // Replacing one ASCII byte by another keeps the text UTF-8.
-    std::borrow::Cow::Owned(String::from_utf8(mapped).unwrap_or_else(|_| text.to_owned()))
 }
 
 /// Is this tag inline content (part of a paragraph) rather than a block?
@@ -316,8 +294,8 @@ impl Walker<'_> {
                     // pulldown-cmark starts an indented code block after its indentation; the
                     // element starts at the line start so edits never land mid-line.
                     let start = match kind {
-                        pulldown_cmark::CodeBlockKind::Indented => line_start(self.text, range.start),
-                        pulldown_cmark::CodeBlockKind::Fenced(_) => range.start,
+                        CodeBlockKind::Indented => line_start(self.text, range.start),
+                        CodeBlockKind::Fenced(_) => range.start,
                     };
                     let span = leaf_span(self.text, &(start..range.end));
                     self.push_element(ElementKind::CodeBlock, pointer, span);

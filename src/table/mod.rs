@@ -15,7 +15,7 @@ mod edit;
 
 use std::ops::Range;
 
-use pulldown_cmark::{Event, Parser};
+use crate::markdown::syntax::{Event, Purpose, Source};
 
 use crate::wire::Alignment;
 
@@ -199,7 +199,8 @@ pub fn display_text(cell: &str) -> String {
     // A zero-width space in front keeps the cell inline: `# x` or `1. x` must not become blocks.
     let guarded = format!("\u{200B}{cell}");
     let mut out = String::new();
-    for event in Parser::new(&guarded) {
+    let source = Source::new(&guarded, Purpose::TableCell);
+    for (event, _) in source.events() {
         match event {
             Event::Text(t) | Event::Code(t) => out.push_str(&t),
             Event::SoftBreak | Event::HardBreak => out.push(' '),

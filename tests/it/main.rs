@@ -25,6 +25,7 @@ mod schema;
 #[path = "../common/shared_dir.rs"]
 mod shared_dir;
 mod support;
+mod textruns;
 mod threads;
 mod tidy;
 mod vectors;

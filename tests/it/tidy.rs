@@ -86,6 +86,8 @@ const CRATE_OWNERS: &[(&str, &[&str])] = &[
     ("axum", &["src/mcp/"]),
     ("tokio_util", &["src/mcp/"]),
     ("notify", &["src/indexer/"]),
+    // Every Markdown parse goes through `markdown::syntax` (`docs/design/markdown-model.md`).
+    ("pulldown_cmark", &["src/markdown/"]),
     ("printpdf", &["src/export/"]),
     ("lopdf", &["src/export/"]),
     // `config/tests.rs` checks the clap definition (`CommandFactory::debug_assert`).
