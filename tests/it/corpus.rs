@@ -1,6 +1,6 @@
 //! Property test over the real Japanese corpora: paging is lossless and spans are sound.
 
-use lvs::markdown::{Anchor, Document, ReadLimits, read_slice};
+use lvs::markdown::{Anchor, Document, ReadLimits, read_slice_from, split_continuation};
 
 use crate::support::{markdown_files, shared_or_skip};
 
@@ -44,15 +44,21 @@ fn check_document(name: &str, text: &str, rng: &mut Rng) {
     let limits = ReadLimits::clamped(Some(rng.range(1, 30) as i64), Some(rng.range(1, 20_000) as i64));
     let mut out = String::new();
     let mut anchor: Option<Anchor> = None;
+    let mut offset = 0;
     let mut pages = 0;
     loop {
-        let page = read_slice(text, &doc, name, anchor.as_ref(), limits)
+        let page = read_slice_from(text, &doc, name, anchor.as_ref(), offset, limits)
             .unwrap_or_else(|e| panic!("{name}: page {pages}: {e}"));
         assert!(!page.elements.is_empty() || doc.elements.is_empty(), "{name}: empty page");
         out.push_str(&page.markdown);
         pages += 1;
         match page.next_pointer {
-            Some(next) => anchor = Some(Anchor::parse(&next).expect("emitted anchors parse")),
+            // A split element continues at `anchor@offset` (the engine follows it the same way).
+            Some(next) => {
+                let (pointer, at) = split_continuation(&next);
+                anchor = Some(Anchor::parse(pointer).expect("emitted anchors parse"));
+                offset = at.unwrap_or(0);
+            }
             None => break,
         }
         assert!(pages <= doc.elements.len() + 1, "{name}: paging does not advance");

@@ -143,7 +143,9 @@ fn check_book(file: &Path, format: (&str, f64, f64), label: &str) {
 
 fn writable_config(project: &Project, writes: bool) -> std::path::PathBuf {
     let cfg = project.root().with_extension("yml");
-    std::fs::write(&cfg, format!("knowledgeBase:\n  allowWrites: {writes}\n")).unwrap();
+    // No index of its own: the export must not need one (and the checks below see none).
+    std::fs::write(&cfg, format!("knowledgeBase:\n  allowWrites: {writes}\nindex:\n  autoIndex: false\n"))
+        .unwrap();
     cfg
 }
 
