@@ -53,7 +53,7 @@ fn configured_server(root: &Path) -> Rpc {
 fn tool_error(frame: &Value) -> (String, String) {
     let result = &frame["result"];
     assert_eq!(result["isError"], true, "expected an error result: {frame}");
-    let body: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    let body = crate::rpc::error_envelope(frame);
     (body["code"].as_str().unwrap().to_owned(), body["message"].as_str().unwrap().to_owned())
 }
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from test_mcp_client import body, error, params, project, run
+from test_mcp_client import body, envelope, error, params, project, run
 
 INDEX_F1 = """\
 # 文書の索引。kb_update_index でも書き換える。
@@ -495,7 +495,7 @@ def test_concurrent_updates_never_lose_one():
             landed = []
             for n, res in enumerate(results):
                 if res.is_error:
-                    assert json.loads(res.content[0].text)["code"] == "CONFLICT"
+                    assert envelope(res)["code"] == "CONFLICT"
                 else:
                     landed.append(f"n{n}")
             text = idx.read_text(encoding="utf-8")

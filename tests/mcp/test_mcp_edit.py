@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from test_mcp_client import body, error, params, project, reindex_and_wait, run
+from test_mcp_client import body, envelope, error, params, project, reindex_and_wait, run
 
 
 def writable(root, *extra):
@@ -104,7 +104,7 @@ def test_two_clients_patch_the_same_element_exactly_one_wins():
                     {"kind": "replace_element", "pointer": para["pointer"], "markdown": "Bの版。"}]}}),
             )
             wins = [r for r in results if not r.is_error]
-            losses = [json.loads(r.content[0].text) for r in results if r.is_error]
+            losses = [envelope(r) for r in results if r.is_error]
             assert len(wins) == 1 and len(losses) == 1, results
             assert losses[0]["code"] == "CONFLICT"
             text = (root / "kyoto.md").read_text(encoding="utf-8")
