@@ -368,6 +368,9 @@ fn check_message(headers: &axum::http::HeaderMap, bytes: &[u8]) -> Option<Respon
             "JSON-RPC batches are not supported; send each request in its own POST.",
         ));
     }
+    if let Some(refusal) = malformed_params(&message) {
+        return Some(refusal);
+    }
     let revision = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()).unwrap_or_default();
     if message["method"] == "initialize" && revision >= DISCOVER_REVISION {
         tracing::debug!("refused initialize under MCP-Protocol-Version {revision}");
@@ -381,6 +384,25 @@ fn check_message(headers: &axum::http::HeaderMap, bytes: &[u8]) -> Option<Respon
         ));
     }
     None
+}
+
+/// The answer to `initialize`, `ping` or `tools/list` whose `params` (or `params._meta`) is not
+/// an object: rmcp would answer a bare "Invalid request" or a message about `tools/call`; this
+/// one names the method and what it takes (200, as every JSON-RPC error of those revisions).
+fn malformed_params(message: &Value) -> Option<Response> {
+    let method = message.get("method").and_then(Value::as_str)?;
+    if !["initialize", "ping", "tools/list"].contains(&method) {
+        return None;
+    }
+    let params = message.get("params");
+    let bad = params.is_some_and(|p| !p.is_object() && !p.is_null())
+        || params.and_then(|p| p.get("_meta")).is_some_and(|m| !m.is_object() && !m.is_null());
+    if !bad {
+        return None;
+    }
+    tracing::debug!("refused malformed params of {method}");
+    let text = super::malformed_params(method).unwrap_or_default();
+    Some(jsonrpc_error(StatusCode::OK, message.get("id").cloned().unwrap_or(Value::Null), -32602, &text))
 }
 
 /// `Accept: */*` (or `application/*`, or no Accept at all) takes any answer, so it is read as

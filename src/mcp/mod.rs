@@ -134,7 +134,7 @@ fn start(engine: Engine) -> Server {
 
 /// The message for a known method whose params rmcp could not read (it then hands the request
 /// over as a custom one): what that method takes, so the client can fix its request.
-fn malformed_params(method: &str) -> Option<String> {
+pub(crate) fn malformed_params(method: &str) -> Option<String> {
     let takes = match method {
         "initialize" => {
             "{\"protocolVersion\": string, \"capabilities\": object, \"clientInfo\": {\"name\": string, \"version\": string}}"

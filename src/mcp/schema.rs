@@ -243,7 +243,11 @@ fn simplify(o: &mut Map<String, Value>) {
                 if !notes.is_empty() {
                     let head = o.get("description").and_then(Value::as_str).unwrap_or_default().trim_end().to_owned();
                     let list = notes.join("; ");
-                    let text = if head.is_empty() { format!("{list}.") } else { format!("{head} ({list}).") };
+                    let text = match head.strip_suffix('.') {
+                        _ if head.is_empty() => format!("{list}."),
+                        Some(sentence) => format!("{sentence}: {list}."),
+                        None => format!("{head}: {list}."),
+                    };
                     o.insert("description".into(), json!(text));
                 }
                 o.insert("type".into(), json!("string"));
