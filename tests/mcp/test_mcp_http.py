@@ -321,8 +321,10 @@ def test_http_edge_cases_get_json_rpc_answers():
             assert f"The params of '{method}' are malformed; {method} takes" in message, (method, message)
         # The 2026-07-28 revision has no initialize: treated like its other removed methods.
         modern = {"MCP-Protocol-Version": "2026-07-28"}
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
         removed = jsonrpc_error(*raw(srv, body=json.dumps(
-            {"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe", "params": {"uri": "x"}}).encode(), headers=modern), 404, -32601)
+            {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"_meta": meta}}).encode(),
+            headers={**modern, "Mcp-Method": "ping"}), 404, -32601)
         assert removed
         status, hdrs, payload = raw(srv, body=json.dumps({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {
             "protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}).encode(),
