@@ -193,8 +193,9 @@ fn text_blocks(value: &Value) -> CallToolResult {
 fn catalog_text(mut value: Value) -> CallToolResult {
     let text = value["text"].as_str().unwrap_or_default().to_owned();
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content =
-        value.as_object_mut().and_then(|o| o.shift_remove("structured")).map(schema::without_nulls);
+    // No output schema is published for these (`catalog.md` §2.2), so nothing checks them
+    // against one: the JSON stays as the catalog contract writes it, nulls included.
+    result.structured_content = value.as_object_mut().and_then(|o| o.shift_remove("structured"));
     result
 }
 

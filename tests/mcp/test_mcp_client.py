@@ -67,10 +67,11 @@ def without_nulls(value):
 
 def body(result):
     """The structured result; asserts the text block carries the same JSON (the text keeps the
-    contract's null fields, structured content leaves them out)."""
+    contract's null fields; structured content leaves them out where an output schema is
+    published, i.e. everywhere but the catalog's text tools)."""
     assert not result.is_error, result.content[0].text
     assert len(result.content) == 1
-    assert without_nulls(json.loads(result.content[0].text)) == result.structured_content
+    assert without_nulls(json.loads(result.content[0].text)) == without_nulls(result.structured_content)
     return result.structured_content
 
 
@@ -218,7 +219,7 @@ def test_kb_read_pages_to_the_end_of_a_corpus_file():
                 page = body(await c.call_tool("kb_read", {"request": req}))
                 out.append(page["markdown"])
                 pages += 1
-                pointer = page["nextPointer"]
+                pointer = page.get("nextPointer")
                 if pointer is None:
                     break
             assert pages > 5

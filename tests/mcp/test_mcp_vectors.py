@@ -47,7 +47,7 @@ def test_hybrid_search_explains_its_ranks_and_status_counts_vectors(embed_endpoi
                 assert h["searchMode"] == "hybrid"
                 e = h["explain"]
                 # weighted RRF: lexical weight 2 (search.lexicalWeight default), vector weight 1
-                want = sum(w / (60 + r) for w, r in ((2, e["lexicalRank"]), (1, e["vectorRank"])) if r is not None)
+                want = sum(w / (60 + r) for w, r in ((2, e.get("lexicalRank")), (1, e.get("vectorRank"))) if r is not None)
                 assert abs(e["fusedScore"] - want) < 1e-12 and h["score"] == e["fusedScore"]
             sem = body(await c.call_tool("kb_search", {"request": {
                 "query": "東京都庁の窓口で事業所の所在地変更を届け出た", "mode": "semantic", "topK": 2}}))
