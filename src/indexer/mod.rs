@@ -327,7 +327,9 @@ impl Indexer {
                 if new {
                     tracing::debug!("writing the first link graph snapshot");
                 } else {
-                    tracing::warn!("the link graph snapshot is missing or behind; rewriting it from the store");
+                    tracing::warn!(
+                        "the link graph snapshot is missing or behind; rewriting it from the store"
+                    );
                 }
                 self.links = None;
                 self.write_links(&[])?;
@@ -336,7 +338,9 @@ impl Indexer {
                 if new {
                     tracing::debug!("writing the first status.json");
                 } else {
-                    tracing::warn!("status.json is missing, unreadable or behind; rewriting it from the store");
+                    tracing::warn!(
+                        "status.json is missing, unreadable or behind; rewriting it from the store"
+                    );
                 }
                 self.write_snapshot()?;
             }

@@ -26,8 +26,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
-use serde_json::Value;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
@@ -331,7 +331,8 @@ const DISCOVER_REVISION: &str = "2026-07-28";
 
 /// A JSON-RPC error answer: `status` and `{"jsonrpc":"2.0","id":…,"error":{"code","message"}}`.
 fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
-    let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
+    let body =
+        serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 

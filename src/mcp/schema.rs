@@ -163,7 +163,8 @@ fn inline(schema: &mut Value, defs: &Value, inside: &mut Vec<String>) {
     let Some(o) = schema.as_object_mut() else {
         return;
     };
-    let target = o.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")).map(str::to_owned);
+    let target =
+        o.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")).map(str::to_owned);
     if let Some(name) = target {
         o.shift_remove("$ref");
         let Some(Value::Object(def)) = defs.get(&name) else {
@@ -198,7 +199,11 @@ fn inline_children(o: &mut Map<String, Value>, defs: &Value, inside: &mut Vec<St
         } else if LIST.contains(&key) {
             value.as_array_mut().into_iter().flatten().for_each(|s| inline(s, defs, inside));
         } else if MAP.contains(&key) {
-            value.as_object_mut().into_iter().flat_map(|m| m.values_mut()).for_each(|s| inline(s, defs, inside));
+            value
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|m| m.values_mut())
+                .for_each(|s| inline(s, defs, inside));
         }
     }
 }
@@ -238,10 +243,17 @@ fn simplify(o: &mut Map<String, Value>) {
             (n, Some(consts)) if n > 1 && consts.iter().all(|(v, _)| v.is_string()) => {
                 let notes: Vec<String> = consts
                     .iter()
-                    .filter_map(|(v, d)| Some(format!("{}: {}", v.as_str()?, d.as_deref()?.trim_end_matches('.'))))
+                    .filter_map(|(v, d)| {
+                        Some(format!("{}: {}", v.as_str()?, d.as_deref()?.trim_end_matches('.')))
+                    })
                     .collect();
                 if !notes.is_empty() {
-                    let head = o.get("description").and_then(Value::as_str).unwrap_or_default().trim_end().to_owned();
+                    let head = o
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .trim_end()
+                        .to_owned();
                     let list = notes.join("; ");
                     let text = match head.strip_suffix('.') {
                         _ if head.is_empty() => format!("{list}."),

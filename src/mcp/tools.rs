@@ -737,13 +737,16 @@ mod tests {
     /// before a model sees a description, so no description may depend on them.
     #[test]
     fn descriptions_survive_width_folding() {
-        let folded = |c: char| ('\u{FF01}'..='\u{FF5E}').contains(&c) || ('\u{FF61}'..='\u{FF9F}').contains(&c);
+        let folded =
+            |c: char| ('\u{FF01}'..='\u{FF5E}').contains(&c) || ('\u{FF61}'..='\u{FF9F}').contains(&c);
         let mut texts: Vec<(String, String)> = Vec::new();
         fn collect(v: &Value, at: String, out: &mut Vec<(String, String)>) {
             match v {
                 Value::String(s) => out.push((at, s.clone())),
                 Value::Object(m) => m.iter().for_each(|(k, x)| collect(x, format!("{at}/{k}"), out)),
-                Value::Array(l) => l.iter().enumerate().for_each(|(i, x)| collect(x, format!("{at}[{i}]"), out)),
+                Value::Array(l) => {
+                    l.iter().enumerate().for_each(|(i, x)| collect(x, format!("{at}[{i}]"), out))
+                }
                 _ => {}
             }
         }

@@ -102,7 +102,8 @@ fn errors_lead_with_plain_text_and_keep_the_json_envelope_second() {
     // Not JSON: a client that parses a first JSON block into structured content (Gemini CLI)
     // leaves it alone and shows the model this text.
     assert!(serde_json::from_str::<serde_json::Value>(&text).is_err(), "{text}");
-    let frame = rpc.call_raw("kb_read", serde_json::json!({"request": {"path": "kyoto.md", "maxElemnts": 2}}));
+    let frame =
+        rpc.call_raw("kb_read", serde_json::json!({"request": {"path": "kyoto.md", "maxElemnts": 2}}));
     let (text, envelope) = error_blocks(&frame);
     assert_eq!(envelope["code"], "INVALID_ARGUMENT");
     assert!(text.starts_with("INVALID_ARGUMENT: ") && text.contains("'maxElemnts'"), "{text}");

@@ -143,7 +143,9 @@ impl Drop for Rpc {
 pub fn error_envelope(frame: &Value) -> Value {
     let result = &frame["result"];
     assert_eq!(result["isError"], true, "expected an error result: {frame}");
-    let text = |i: usize| result["content"][i]["text"].as_str().unwrap_or_else(|| panic!("no text block {i}: {frame}"));
+    let text = |i: usize| {
+        result["content"][i]["text"].as_str().unwrap_or_else(|| panic!("no text block {i}: {frame}"))
+    };
     let envelope: Value = serde_json::from_str(text(1)).expect("the second block is the JSON envelope");
     let plain = format!("{}: {}", envelope["code"].as_str().unwrap(), envelope["message"].as_str().unwrap());
     assert_eq!(text(0), plain, "the first block is CODE: message");
