@@ -29,7 +29,7 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/home/.gemini" "$work/project"
+mkdir -p "$work/gemini-home/.gemini" "$work/project"
 cp -r "$repo/tests/fixtures/ja/." "$work/project/"
 
 # A private HOME: the user's own Gemini settings and credentials are never read.
@@ -43,7 +43,7 @@ settings = {
         "args": ["--project-root", f"{work}/project", "--embedding-provider", "none", "--search-mode", "lexical"],
     }},
 }
-json.dump(settings, open(f"{work}/home/.gemini/settings.json", "w"))
+json.dump(settings, open(f"{work}/gemini-home/.gemini/settings.json", "w"))
 
 def turn(parts):
     return {"method": "generateContentStream", "response": [{
@@ -64,7 +64,7 @@ EOF
 
 # Headless runs offer MCP tools only in yolo mode (or for servers configured with "trust": true);
 # --skip-trust trusts the folder for this run (stdio servers start only in trusted folders).
-(cd "$work/project" && HOME=$work/home GEMINI_API_KEY=offline "$gemini" -m gemini-2.5-flash \
+(cd "$work/project" && HOME=$work/gemini-home GEMINI_API_KEY=offline "$gemini" -m gemini-2.5-flash \
   -p "Read the missing file, then kyoto.md." --skip-trust --approval-mode yolo \
   --fake-responses-non-strict "$work/answers.jsonl" --output-format stream-json \
   >"$work/events.jsonl" 2>"$work/stderr.txt") || true
