@@ -8,7 +8,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                // rmcp logs every JSON-RPC error a client causes at WARN; those are client
+                // mistakes (the client gets the error), not something an operator must act on.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(lvs::mcp::DEFAULT_LOG_FILTER)),
         )
         .with_target(false)
         .init();

@@ -432,14 +432,28 @@ impl Indexer {
         // `None`: the lexical index never committed (new, or recreated after damage).
         let lexical_generation = self.lexical.generation();
         if lexical_generation.unwrap_or(0) == self.generation {
+            // A new index has neither file yet: writing them is routine, not a repair.
+            let new = lexical_generation.is_none();
             if self.layout.links_generation() != Some(self.generation) || !self.layout.links_path().is_file()
             {
-                tracing::warn!("the link graph snapshot is missing or behind; rewriting it from the store");
+                if new {
+                    tracing::debug!("writing the first link graph snapshot");
+                } else {
+                    tracing::warn!(
+                        "the link graph snapshot is missing or behind; rewriting it from the store"
+                    );
+                }
                 self.links = None;
                 self.write_links(&[])?;
             }
             if Snapshot::read(&self.layout).map(|s| s.generation) != Some(self.generation) {
-                tracing::warn!("status.json is missing, unreadable or behind; rewriting it from the store");
+                if new {
+                    tracing::debug!("writing the first status.json");
+                } else {
+                    tracing::warn!(
+                        "status.json is missing, unreadable or behind; rewriting it from the store"
+                    );
+                }
                 self.write_snapshot()?;
             }
             return Ok(());

@@ -27,6 +27,7 @@ use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
@@ -311,12 +312,113 @@ async fn guard(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
     if declared.is_some_and(|n| n > guard.max_body as u64) {
         return guard.too_large();
     }
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let bytes = match axum::body::to_bytes(body, guard.max_body).await {
         Ok(bytes) => bytes,
         Err(_) => return guard.too_large(),
     };
+    if parts.method == axum::http::Method::POST {
+        if let Some(refusal) = check_message(&parts.headers, &bytes) {
+            return refusal;
+        }
+        accept_any(&mut parts.headers);
+    }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
+}
+
+/// The revision that dropped `initialize` (its clients call `server/discover`).
+const DISCOVER_REVISION: &str = "2026-07-28";
+
+/// A JSON-RPC error answer: `status` and `{"jsonrpc":"2.0","id":…,"error":{"code","message"}}`.
+fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
+    let body =
+        serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } });
+    (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+}
+
+/// The refusal for a POST body rmcp would answer badly (`docs/design/http.md`, Edge cases): not
+/// JSON (400, -32700), a batch (400, -32600: one message per POST), or `initialize` sent as the
+/// 2026-07-28 revision, which has no such method (404, -32601, like its other removed methods).
+/// A body whose Content-Type is not JSON is left to rmcp (415).
+fn check_message(headers: &axum::http::HeaderMap, bytes: &[u8]) -> Option<Response> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
+    if !json {
+        return None;
+    }
+    let message: Value = match serde_json::from_slice(bytes) {
+        Ok(message) => message,
+        Err(e) => {
+            tracing::debug!("refused a POST body that is not JSON: {e}");
+            return Some(jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                Value::Null,
+                -32700,
+                &format!("Parse error: the body is not JSON ({e}); send one JSON-RPC message as the body."),
+            ));
+        }
+    };
+    if message.is_array() {
+        tracing::debug!("refused a JSON-RPC batch");
+        return Some(jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            -32600,
+            "JSON-RPC batches are not supported; send each request in its own POST.",
+        ));
+    }
+    if let Some(refusal) = malformed_params(&message) {
+        return Some(refusal);
+    }
+    let revision = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    if message["method"] == "initialize" && revision >= DISCOVER_REVISION {
+        tracing::debug!("refused initialize under MCP-Protocol-Version {revision}");
+        return Some(jsonrpc_error(
+            StatusCode::NOT_FOUND,
+            message.get("id").cloned().unwrap_or(Value::Null),
+            -32601,
+            &format!(
+                "Method not found: initialize is not part of the {DISCOVER_REVISION} revision (MCP-Protocol-Version {revision}); call server/discover, or send initialize without that header."
+            ),
+        ));
+    }
+    None
+}
+
+/// The answer to `initialize`, `ping` or `tools/list` whose `params` (or `params._meta`) is not
+/// an object: rmcp would answer a bare "Invalid request" or a message about `tools/call`; this
+/// one names the method and what it takes (200, as every JSON-RPC error of those revisions).
+fn malformed_params(message: &Value) -> Option<Response> {
+    let method = message.get("method").and_then(Value::as_str)?;
+    if !["initialize", "ping", "tools/list"].contains(&method) {
+        return None;
+    }
+    let params = message.get("params");
+    let bad = params.is_some_and(|p| !p.is_object() && !p.is_null())
+        || params.and_then(|p| p.get("_meta")).is_some_and(|m| !m.is_object() && !m.is_null());
+    if !bad {
+        return None;
+    }
+    tracing::debug!("refused malformed params of {method}");
+    let text = super::malformed_params(method).unwrap_or_default();
+    Some(jsonrpc_error(StatusCode::OK, message.get("id").cloned().unwrap_or(Value::Null), -32602, &text))
+}
+
+/// `Accept: */*` (or `application/*`, or no Accept at all) takes any answer, so it is read as
+/// the `application/json, text/event-stream` rmcp asks for instead of being refused with 406.
+fn accept_any(headers: &mut axum::http::HeaderMap) {
+    let wildcard = match headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) {
+        None => true,
+        Some(accept) => accept.split(',').any(|part| {
+            let media = part.split(';').next().unwrap_or_default().trim();
+            media == "*/*" || media.eq_ignore_ascii_case("application/*")
+        }),
+    };
+    if wildcard {
+        headers.insert(header::ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+    }
 }
 
 async fn not_found() -> Response {

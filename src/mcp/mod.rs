@@ -4,11 +4,13 @@
 //!
 //! - The only module that imports `rmcp`. In stdio mode nothing but protocol frames reaches
 //!   stdout (logs go to stderr).
-//! - Every tool call ends in a result: domain failures are `isError: true` results whose single
-//!   text block is compact `{"code","message"}` JSON; wrong argument shapes are such results too
+//! - Every tool call ends in a result: domain failures are `isError: true` results whose first
+//!   text block is `CODE: message` and whose second is compact `{"code","message"}` JSON; wrong
+//!   argument shapes are such results too
 //!   (`INVALID_ARGUMENT` naming the field), and a panic inside a tool becomes `INTERNAL_ERROR`.
 //!   The server keeps serving whatever a client sends.
-//! - Successful results carry `structuredContent` and one text block with the same JSON (compact),
+//! - Successful results carry one text block with the contract's JSON (compact) and the same JSON
+//!   minus its `null` fields as `structuredContent`,
 //!   except the binary tools (`kb_load_image`, `kb_download_file`): an image block or embedded
 //!   resource first, then the metadata JSON as text, and no `structuredContent`.
 //! - Engine calls run on blocking threads; background indexing belongs to the engine.
@@ -46,7 +48,7 @@ const INSTRUCTIONS_HEAD: &str = "Search and edit this project's Markdown (Japane
 pass them back unchanged. Reads never need the index.\n\
 3. kb_patch edits by those anchors (all operations or none); kb_links shows what links to a file and which links are broken.\n\
 4. kb_list_files lists Markdown and asset files. kb_status shows the index; kb_reindex rebuilds it in the background.\n\
-Errors are {\"code\",\"message\"}; CONFLICT means the file changed: read again and retry.\n\n";
+Errors start with their code (CODE: message); CONFLICT means the file changed: read again and retry.\n\n";
 
 /// The `initialize` instructions: how to work (search → read → patch with anchors), then the
 /// guide list of `catalog.md` §6.7.5.
@@ -67,6 +69,11 @@ pub fn instructions_for(engine: &Engine) -> String {
         instructions()
     }
 }
+
+/// The log filter when `RUST_LOG` is not set: WARN, except rmcp's per-request messages, which
+/// are client mistakes (a malformed request, an unknown method, a header that does not match)
+/// and are logged by this server at DEBUG instead. Only what an operator must act on is a WARN.
+pub const DEFAULT_LOG_FILTER: &str = "warn,rmcp::service=error,rmcp::transport::streamable_http_server=error";
 
 /// The tool handler shared by all sessions.
 #[derive(Clone)]
@@ -194,10 +201,30 @@ fn start(engine: Engine) -> Server {
     Server { _background: Arc::new(Background { stop: Some(stop), thread }), engine }
 }
 
-/// The `isError` result for a failure.
+/// The message for a known method whose params rmcp could not read (it then hands the request
+/// over as a custom one): what that method takes, so the client can fix its request.
+pub(crate) fn malformed_params(method: &str) -> Option<String> {
+    let takes = match method {
+        "initialize" => {
+            "{\"protocolVersion\": string, \"capabilities\": object, \"clientInfo\": {\"name\": string, \"version\": string}}"
+        }
+        "ping" => "no params (or {})",
+        "tools/list" => "no params, or {\"cursor\": string}",
+        "tools/call" => "{\"name\": string, \"arguments\": object}",
+        _ => return None,
+    };
+    Some(format!("The params of '{method}' are malformed; {method} takes {takes}."))
+}
+
+/// The `isError` result for a failure: first `CODE: message` as plain text, which every client
+/// shows its model as it is, then the contract's compact `{"code","message"}` JSON. The JSON is
+/// not first because Gemini CLI parses a first text block that is JSON into structured content
+/// and checks it against the tool's output schema, hiding the error (`docs/design/clients.md`).
 pub fn error_result(err: &Error) -> CallToolResult {
-    let body = serde_json::json!({ "code": err.code.as_str(), "message": bounded(&err.message) });
-    CallToolResult::error(vec![ContentBlock::text(body.to_string())])
+    let message = bounded(&err.message);
+    let text = format!("{}: {message}", err.code.as_str());
+    let body = serde_json::json!({ "code": err.code.as_str(), "message": message });
+    CallToolResult::error(vec![ContentBlock::text(text), ContentBlock::text(body.to_string())])
 }
 
 /// Longest error message sent (characters): a message that quotes a hostile argument (a
@@ -214,12 +241,14 @@ fn bounded(message: &str) -> String {
     format!("{head} … ({} characters left out) … {tail}", count - 900)
 }
 
-/// The result of a successful call: `structuredContent` and the same JSON, compact, as text
-/// (pretty JSON would cost an agent about a fifth more tokens for nothing).
+/// The result of a successful call: the contract's JSON, compact, as text (pretty JSON would
+/// cost an agent about a fifth more tokens for nothing), and the same JSON without its `null`
+/// fields as `structuredContent`: the output schemas say "optional" by leaving a field out of
+/// `required`, never with a null type, and clients check structured content against them.
 fn success(value: Value) -> CallToolResult {
     let text = value.to_string();
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(value);
+    result.structured_content = Some(schema::without_nulls(value));
     result
 }
 
@@ -233,6 +262,8 @@ fn text_blocks(value: &Value) -> CallToolResult {
 fn catalog_text(mut value: Value) -> CallToolResult {
     let text = value["text"].as_str().unwrap_or_default().to_owned();
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    // No output schema is published for these (`catalog.md` §2.2), so nothing checks them
+    // against one: the JSON stays as the catalog contract writes it, nulls included.
     result.structured_content = value.as_object_mut().and_then(|o| o.shift_remove("structured"));
     result
 }
@@ -275,23 +306,19 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<CustomResult, ErrorData> {
         let method = request.method;
-        let known = ["initialize", "ping", "tools/call", "tools/list"];
-        if known.contains(&method.as_str()) {
-            return Err(ErrorData::invalid_params(
+        let shown: String = method.chars().take(100).collect();
+        let error = match malformed_params(&method) {
+            Some(message) => ErrorData::invalid_params(message, None),
+            None => ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
                 format!(
-                    "The params of '{method}' are malformed; tools/call takes {{\"name\": string, \"arguments\": object}}."
+                    "Unknown method '{shown}'; this server answers initialize, ping, tools/list and tools/call."
                 ),
                 None,
-            ));
-        }
-        let shown: String = method.chars().take(100).collect();
-        Err(ErrorData::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            format!(
-                "Unknown method '{shown}'; this server answers initialize, ping, tools/list and tools/call."
             ),
-            None,
-        ))
+        };
+        tracing::debug!("refused a request for '{shown}': {}", error.message);
+        Err(error)
     }
 
     async fn call_tool(
@@ -301,6 +328,7 @@ impl ServerHandler for Server {
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if !tool_names(&self.engine.config().tools).contains(&name.as_str()) {
+            tracing::debug!("refused a call of the unknown tool '{name}'");
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool '{name}'; call tools/list for the available tools."),
                 None,

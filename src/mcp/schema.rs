@@ -11,6 +11,9 @@
 //!   to the schema's enum values) when they match ignoring ASCII case; it never invents or drops
 //!   data, and it refuses keys the schema forbids (`additionalProperties: false`) by name. serde's
 //!   `deny_unknown_fields` on every request type stays the last word.
+//! - Every schema a client sees is also in the portable subset of [`portable`]: one `type` string
+//!   per schema, optional means "not in `required`" (never a null type), closed value sets are
+//!   `enum`s, and nothing is behind `$ref` (`docs/design/clients.md` says which client needs what).
 
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
@@ -45,6 +48,7 @@ fn generated<T: JsonSchema>() -> Value {
     let mut schema =
         serde_json::to_value(schemars::schema_for!(T)).unwrap_or_else(|_| json!({"type": "object"}));
     standardise(&mut schema);
+    portable(&mut schema);
     schema
 }
 
@@ -134,6 +138,176 @@ pub fn standardise(schema: &mut Value) {
             o.entry("minimum").or_insert(json!(0));
         }
     });
+}
+
+/// Rewrites a generated schema into the subset the strictest mainstream clients take
+/// (Gemini function declarations, OpenAI function calling; `docs/design/clients.md`):
+///
+/// - every `$ref` is replaced by its definition and `$defs` goes away; a type that contains
+///   itself (an outline node's children) is inlined once, and below that its place is an object
+///   described as the same shape;
+/// - `Option<T>` (`type: [T, "null"]`, `anyOf: [T, {type: null}]`, `null` in an `enum`, a `null`
+///   default) becomes plain `T`: optional means "not in `required`". Requests still accept an
+///   explicit `null` (serde reads it as absent), and structured results leave null fields out;
+/// - a `oneOf` of `const`s (a unit Rust enum with documented variants) becomes one `enum`, the
+///   variants' descriptions folded into the schema's; a lone `const` becomes a one-value `enum`.
+pub fn portable(schema: &mut Value) {
+    let defs = schema.as_object_mut().and_then(|o| o.shift_remove("$defs")).unwrap_or(Value::Null);
+    inline(schema, &defs, &mut Vec::new());
+    each_schema(schema, &mut simplify);
+}
+
+/// Replaces every `$ref` into `defs` with the definition (keywords beside the `$ref`, such as a
+/// field's own description, win).
+fn inline(schema: &mut Value, defs: &Value, inside: &mut Vec<String>) {
+    let Some(o) = schema.as_object_mut() else {
+        return;
+    };
+    let target =
+        o.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/$defs/")).map(str::to_owned);
+    if let Some(name) = target {
+        o.shift_remove("$ref");
+        let Some(Value::Object(def)) = defs.get(&name) else {
+            return;
+        };
+        if inside.contains(&name) {
+            o.entry("type").or_insert(json!("object"));
+            if !o.contains_key("description") {
+                let about = def.get("description").and_then(Value::as_str).unwrap_or("An object");
+                o.insert("description".into(), json!(format!("{about} (the same shape as its parent).")));
+            }
+            return;
+        }
+        for (key, value) in def {
+            if !o.contains_key(key) {
+                o.insert(key.clone(), value.clone());
+            }
+        }
+        inside.push(name);
+        inline_children(o, defs, inside);
+        inside.pop();
+        return;
+    }
+    inline_children(o, defs, inside);
+}
+
+fn inline_children(o: &mut Map<String, Value>, defs: &Value, inside: &mut Vec<String>) {
+    for (key, value) in o.iter_mut() {
+        let key = key.as_str();
+        if ONE.contains(&key) {
+            inline(value, defs, inside);
+        } else if LIST.contains(&key) {
+            value.as_array_mut().into_iter().flatten().for_each(|s| inline(s, defs, inside));
+        } else if MAP.contains(&key) {
+            value
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|m| m.values_mut())
+                .for_each(|s| inline(s, defs, inside));
+        }
+    }
+}
+
+/// Whether a subschema only says "null".
+fn is_null_schema(s: &Value) -> bool {
+    s.get("type") == Some(&json!("null")) && s.get("properties").is_none()
+}
+
+/// One schema (not its subschemas) into the portable subset; see [`portable`].
+fn simplify(o: &mut Map<String, Value>) {
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(mut branches)) = o.shift_remove(key) else {
+            continue;
+        };
+        branches.retain(|b| !is_null_schema(b));
+        let consts: Option<Vec<(Value, Option<String>)>> = branches
+            .iter()
+            .map(|b| {
+                let value = b.get("const").cloned().or_else(|| match b.get("enum") {
+                    Some(Value::Array(one)) if one.len() == 1 => one.first().cloned(),
+                    _ => None,
+                })?;
+                Some((value, b.get("description").and_then(Value::as_str).map(str::to_owned)))
+            })
+            .collect();
+        match (branches.len(), consts) {
+            (1, _) => {
+                if let Some(Value::Object(only)) = branches.pop() {
+                    for (k, v) in only {
+                        if !o.contains_key(&k) {
+                            o.insert(k, v);
+                        }
+                    }
+                }
+            }
+            (n, Some(consts)) if n > 1 && consts.iter().all(|(v, _)| v.is_string()) => {
+                let notes: Vec<String> = consts
+                    .iter()
+                    .filter_map(|(v, d)| {
+                        Some(format!("{}: {}", v.as_str()?, d.as_deref()?.trim_end_matches('.')))
+                    })
+                    .collect();
+                if !notes.is_empty() {
+                    let head = o
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .trim_end()
+                        .to_owned();
+                    let list = notes.join("; ");
+                    let text = match head.strip_suffix('.') {
+                        _ if head.is_empty() => format!("{list}."),
+                        Some(sentence) => format!("{sentence}: {list}."),
+                        None => format!("{head}: {list}."),
+                    };
+                    o.insert("description".into(), json!(text));
+                }
+                o.insert("type".into(), json!("string"));
+                o.insert("enum".into(), Value::Array(consts.into_iter().map(|(v, _)| v).collect()));
+            }
+            _ => {
+                o.insert(key.into(), Value::Array(branches));
+            }
+        }
+    }
+    if let Some(Value::Array(types)) = o.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [only] = &types[..] {
+            let only = only.clone();
+            o.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = o.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    if let Some(value) = o.shift_remove("const") {
+        if !o.contains_key("type") {
+            let kind = match &value {
+                Value::String(_) => "string",
+                Value::Bool(_) => "boolean",
+                Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+                Value::Number(_) => "number",
+                _ => "object",
+            };
+            o.insert("type".into(), json!(kind));
+        }
+        o.insert("enum".into(), json!([value]));
+    }
+    if o.get("default").is_some_and(Value::is_null) {
+        o.shift_remove("default");
+    }
+}
+
+/// `value` without the object fields that are `null`, at every depth: the structured result
+/// of a tool whose output schema says "optional" by leaving a field out of `required`.
+pub fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, without_nulls(v))).collect(),
+        ),
+        Value::Array(list) => Value::Array(list.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
 }
 
 /// The schema and, through `$ref` / `anyOf` / `oneOf` / `allOf`, every schema the value may be

@@ -474,8 +474,8 @@ HTTPS only, at most 25 MiB. Returns path, sha256 and a Markdown snippet (not ins
             group: ToolGroup::Read,
             arguments: Arguments::Wrapped,
             hints: Hints::READ_ONLY,
-            description: "Searches the derived index of the project's Markdown (Japanese-aware BM25: 京都 does not match 東京都庁, API finds ＡＰＩ, \
-サーバー finds サーバ). Every word is optional but chunks with all words rank first; \"quoted phrases\" match exactly. Results belong to \
+            description: "Searches the derived index of the project's Markdown (Japanese-aware BM25: 京都 does not match 東京都庁, API also finds its full-width \
+form, サーバー finds サーバ). Every word is optional but chunks with all words rank first; \"quoted phrases\" match exactly. Results belong to \
 an indexed revision (indexedSourceHash; stale=true when the file changed since) and point at the first element of a chunk: \
 call kb_read with the readHint to see the current text. includeGlobs/excludeGlobs limit the files, and topK counts within them. \
 mode hybrid falls back to lexical when embeddings are unavailable (see warning).",
@@ -644,6 +644,22 @@ fn strip_project_dir(engine: &Engine, name: &str, args: &mut Value) -> Result<()
     )))
 }
 
+/// Arguments a mainstream client adds to every tool call on its own, whatever the tool's schema
+/// says: Gemini CLI gives every tool a `wait_for_previous` boolean (its own scheduling hint) and
+/// tells the model to set it. They are dropped before the arguments are read, so a call carrying
+/// one succeeds, while a misspelled field of ours is still refused by name.
+pub(super) const CLIENT_ARGUMENTS: &[&str] = &["wait_for_previous"];
+
+/// Removes the top-level [`CLIENT_ARGUMENTS`] (none of our tools has a field of that name).
+fn strip_client_arguments(name: &str, args: &mut Value) {
+    let Some(map) = args.as_object_mut() else { return };
+    for key in CLIENT_ARGUMENTS {
+        if map.shift_remove(*key).is_some() {
+            tracing::debug!("{name}: ignored the client's own argument '{key}'");
+        }
+    }
+}
+
 /// Whether `name` answers with plain text blocks ([`TextBlocks`]) instead of structured content.
 pub(super) fn answers_with_text(name: &str) -> bool {
     TABLE.iter().any(|t| t.name == name && t.text_blocks)
@@ -660,6 +676,7 @@ pub(super) fn dispatch(engine: &Engine, name: &str, args: Value) -> Result<Reply
         return Err(Error::invalid_argument(format!("Unknown tool '{name}'.")));
     };
     let mut args = args;
+    strip_client_arguments(name, &mut args);
     strip_project_dir(engine, name, &mut args)?;
     schema::normalise(&mut args, &tool.input_schema)
         .map_err(|m| Error::invalid_argument(format!("{name}: {m}")))?;
@@ -714,6 +731,45 @@ mod tests {
         assert!(e.message.contains("inside 'request'"), "{}", e.message);
         let e = decode::<StatusRequest>("kb_status", Arguments::Flat, json!({"x": 1})).unwrap_err();
         assert!(e.message.contains("`x`"), "{}", e.message);
+    }
+
+    /// Claude Code folds full-width ASCII (ＡＰＩ) and half-width katakana to their usual forms
+    /// before a model sees a description, so no description may depend on them.
+    #[test]
+    fn descriptions_survive_width_folding() {
+        let folded =
+            |c: char| ('\u{FF01}'..='\u{FF5E}').contains(&c) || ('\u{FF61}'..='\u{FF9F}').contains(&c);
+        let mut texts: Vec<(String, String)> = Vec::new();
+        fn collect(v: &Value, at: String, out: &mut Vec<(String, String)>) {
+            match v {
+                Value::String(s) => out.push((at, s.clone())),
+                Value::Object(m) => m.iter().for_each(|(k, x)| collect(x, format!("{at}/{k}"), out)),
+                Value::Array(l) => {
+                    l.iter().enumerate().for_each(|(i, x)| collect(x, format!("{at}[{i}]"), out))
+                }
+                _ => {}
+            }
+        }
+        for t in TABLE.iter() {
+            texts.push((t.name.to_owned(), t.description.to_owned()));
+            collect(&t.input_schema, format!("{}.inputSchema", t.name), &mut texts);
+            collect(&t.output_schema, format!("{}.outputSchema", t.name), &mut texts);
+        }
+        let bad: Vec<&(String, String)> = texts.iter().filter(|(_, s)| s.chars().any(folded)).collect();
+        assert!(bad.is_empty(), "width-dependent text: {bad:?}");
+    }
+
+    #[test]
+    fn client_arguments_are_dropped_and_never_a_field_of_ours() {
+        let mut args = json!({"path": "a.md", "wait_for_previous": true, "wait_for_previus": true});
+        strip_client_arguments("kb_read", &mut args);
+        assert_eq!(args, json!({"path": "a.md", "wait_for_previus": true}));
+        for t in TABLE.iter() {
+            let props = t.input_schema["properties"].as_object().unwrap();
+            for key in CLIENT_ARGUMENTS {
+                assert!(!props.contains_key(*key), "{} has a field named like a client argument", t.name);
+            }
+        }
     }
 
     #[test]

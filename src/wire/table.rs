@@ -27,19 +27,21 @@ pub enum Alignment {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TableAction {
-    /// Replace the values of one or more cells (`updates`).
+    // Short: each field's description names the actions that take it, and these texts are
+    // folded into the `action` description a client's model reads (docs/design/clients.md).
+    /// Change cells.
     UpdateCells,
-    /// Add a data row (`values` or `valuesByColumn`, optional `beforeRowIndex`).
+    /// Add a data row.
     InsertRow,
-    /// Remove one data row (`rowIndex` or `where`).
+    /// Remove a data row.
     DeleteRow,
-    /// Add a column (`name`, optional `defaultValue`, `alignment`, `beforeColumn[Index]`).
+    /// Add a column.
     InsertColumn,
-    /// Remove a column (`column` or `columnIndex`); the last column cannot be removed.
+    /// Remove a column (not the last one).
     DeleteColumn,
-    /// Change a header name (`column` or `columnIndex`, `newName`).
+    /// Rename a column.
     RenameColumn,
-    /// Change a column's alignment (`column` or `columnIndex`, `alignment`).
+    /// Change a column's alignment.
     SetAlignment,
 }
 
@@ -47,10 +49,10 @@ pub enum TableAction {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ValueFormat {
-    /// Literal text: Markdown-significant characters are escaped so it reads back verbatim.
+    /// Literal text, escaped so it reads back verbatim.
     #[default]
     Text,
-    /// Inline Markdown written verbatim; `|` must be escaped as `\|`.
+    /// Inline Markdown written as is (escape `|` as `\|`).
     Markdown,
 }
 
@@ -81,7 +83,7 @@ pub struct CellUpdate {
     pub column: Option<String>,
     /// Column by zero-based index.
     pub column_index: Option<i64>,
-    /// `text` (default) or `markdown`.
+    /// How `value` is written (default `text`).
     pub value_format: Option<ValueFormat>,
 }
 

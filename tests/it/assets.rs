@@ -649,8 +649,7 @@ fn the_server_answers_image_tools_with_content_blocks() {
         serde_json::json!({"name": "kb_delete_image", "arguments": {"path": "images/c.gif"}}),
     );
     assert_eq!(denied["result"]["isError"], true);
-    let body: serde_json::Value =
-        serde_json::from_str(denied["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let body = crate::rpc::error_envelope(&denied);
     assert_eq!(body["code"], "PERMISSION_DENIED");
 }
 

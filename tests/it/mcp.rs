@@ -64,3 +64,127 @@ fn garbage_on_stdio_never_kills_the_server() {
     drop(stdin);
     let _ = child.wait();
 }
+
+/// The server over stdio on a copy of the `ja` fixture, logging at the default level (no
+/// `RUST_LOG`) into a temporary file, returned with it.
+fn quiet_server(project: &Project) -> (crate::rpc::Rpc, tempfile::NamedTempFile) {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let mut cmd = bin();
+    cmd.env_remove("RUST_LOG")
+        .arg("--project-root")
+        .arg(project.root())
+        .args(["--embedding-provider", "none"])
+        .stderr(log.reopen().unwrap());
+    (crate::rpc::Rpc::spawn(cmd), log)
+}
+
+/// The two content blocks of an error result: the plain `CODE: message` text and the
+/// contract's `{"code","message"}` envelope.
+fn error_blocks(frame: &serde_json::Value) -> (String, serde_json::Value) {
+    let result = &frame["result"];
+    assert_eq!(result["isError"], true, "expected an error result: {frame}");
+    assert!(result.get("structuredContent").is_none(), "errors carry no structured content: {frame}");
+    let first = result["content"][0]["text"].as_str().expect("a first text block").to_owned();
+    let envelope = serde_json::from_str(result["content"][1]["text"].as_str().expect("a second text block"))
+        .expect("the second block is the JSON envelope");
+    (first, envelope)
+}
+
+#[test]
+fn errors_lead_with_plain_text_and_keep_the_json_envelope_second() {
+    let project = Project::from_fixture("ja");
+    let (mut rpc, _) = quiet_server(&project);
+    let frame = rpc.call_raw("kb_read", serde_json::json!({"request": {"path": "no-such-file.md"}}));
+    let (text, envelope) = error_blocks(&frame);
+    assert_eq!(envelope["code"], "NOT_FOUND", "{frame}");
+    let message = envelope["message"].as_str().unwrap();
+    assert_eq!(text, format!("NOT_FOUND: {message}"));
+    // Not JSON: a client that parses a first JSON block into structured content (Gemini CLI)
+    // leaves it alone and shows the model this text.
+    assert!(serde_json::from_str::<serde_json::Value>(&text).is_err(), "{text}");
+    let frame =
+        rpc.call_raw("kb_read", serde_json::json!({"request": {"path": "kyoto.md", "maxElemnts": 2}}));
+    let (text, envelope) = error_blocks(&frame);
+    assert_eq!(envelope["code"], "INVALID_ARGUMENT");
+    assert!(text.starts_with("INVALID_ARGUMENT: ") && text.contains("'maxElemnts'"), "{text}");
+}
+
+#[test]
+fn client_injected_arguments_are_ignored_and_our_misspellings_refused() {
+    let project = Project::from_fixture("ja");
+    let (mut rpc, _) = quiet_server(&project);
+    // Gemini CLI adds `wait_for_previous` to every tool and its model sets it.
+    let read = rpc.call(
+        "kb_read",
+        serde_json::json!({"request": {"path": "kyoto.md", "maxElements": 1}, "wait_for_previous": true}),
+    );
+    assert_eq!(read["path"], "kyoto.md", "{read}");
+    let status = rpc.call("kb_status", serde_json::json!({"wait_for_previous": false}));
+    assert!(status.is_object(), "{status}");
+    let frame = rpc.call_raw("kb_status", serde_json::json!({"wait_for_previus": true}));
+    let (text, _) = error_blocks(&frame);
+    assert!(text.contains("'wait_for_previus'"), "{text}");
+    // Explicit nulls for optional fields are read as "not given" (the schemas say optional by
+    // leaving a field out of `required`; a client may still send null).
+    let read = rpc.call(
+        "kb_read",
+        serde_json::json!({"request": {"path": "kyoto.md", "pointer": null, "maxElements": null, "maxBytes": null}}),
+    );
+    assert_eq!(read["path"], "kyoto.md", "{read}");
+    // Structured content leaves out null fields, as the output schema (no null types) says.
+    fn has_null(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Null => true,
+            serde_json::Value::Array(l) => l.iter().any(has_null),
+            serde_json::Value::Object(m) => m.values().any(has_null),
+            _ => false,
+        }
+    }
+    assert!(!has_null(&read) && !has_null(&status), "{read}\n{status}");
+}
+
+#[test]
+fn client_mistakes_log_no_warning_at_the_default_level() {
+    let project = Project::from_fixture("ja");
+    let (mut rpc, log) = quiet_server(&project);
+    let _ = rpc.call_raw("kb_read", serde_json::json!({"request": {"path": "missing.md"}}));
+    let _ = rpc.call_raw("kb_read", serde_json::json!({"request": {"path": 7}}));
+    let _ = rpc.call_raw("no_such_tool", serde_json::json!({}));
+    let _ = rpc.request("no/such/method", serde_json::json!({}));
+    // Malformed params that reach the handler get a message about the method called. (Over
+    // stdio rmcp itself answers params that are not an object, or a `_meta` that is not one, on
+    // ping and tools/list with a bare -32600; over HTTP the guard answers them, see
+    // tests/mcp/test_mcp_http.py.)
+    for (method, params) in [
+        ("initialize", serde_json::json!({"protocolVersion": 5})),
+        ("tools/call", serde_json::json!({"name": 42})),
+    ] {
+        let frame = rpc.request(method, params);
+        let message = frame["error"]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(
+            message.contains(&format!("The params of '{method}' are malformed; {method} takes")),
+            "{method}: {}",
+            frame.to_string().chars().take(300).collect::<String>()
+        );
+    }
+    rpc.send_raw(b"{not json");
+    let _ = rpc.frames_until_ping(1000);
+    drop(rpc);
+    let stderr = std::fs::read_to_string(log.path()).unwrap();
+    assert!(!stderr.contains("WARN"), "client mistakes logged a warning:\n{stderr}");
+}
+
+#[test]
+fn a_first_reindex_prints_no_warning() {
+    let project = Project::from_fixture("ja");
+    let out = bin()
+        .env_remove("RUST_LOG")
+        .arg("--project-root")
+        .arg(project.root())
+        .args(["--embedding-provider", "none", "reindex"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("WARN"), "a first reindex warned:\n{stderr}");
+}

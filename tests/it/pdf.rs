@@ -165,7 +165,7 @@ fn tool_error(rpc: &mut Rpc, request: Value) -> Value {
     let frame =
         rpc.request("tools/call", json!({"name": "kb_create_pdf_book", "arguments": {"request": request}}));
     assert_eq!(frame["result"]["isError"], true, "{frame}");
-    serde_json::from_str(frame["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+    crate::rpc::error_envelope(&frame)
 }
 
 fn export_matrix(styles: &[&str]) {

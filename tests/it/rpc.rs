@@ -137,3 +137,17 @@ impl Drop for Rpc {
         let _ = self.child.wait();
     }
 }
+
+/// The contract's `{"code","message"}` of an error result frame: the second content block. The
+/// first block must be the same error as plain `CODE: message` text (`docs/design/clients.md`).
+pub fn error_envelope(frame: &Value) -> Value {
+    let result = &frame["result"];
+    assert_eq!(result["isError"], true, "expected an error result: {frame}");
+    let text = |i: usize| {
+        result["content"][i]["text"].as_str().unwrap_or_else(|| panic!("no text block {i}: {frame}"))
+    };
+    let envelope: Value = serde_json::from_str(text(1)).expect("the second block is the JSON envelope");
+    let plain = format!("{}: {}", envelope["code"].as_str().unwrap(), envelope["message"].as_str().unwrap());
+    assert_eq!(text(0), plain, "the first block is CODE: message");
+    envelope
+}

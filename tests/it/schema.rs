@@ -231,3 +231,119 @@ fn docs_list_exactly_the_tools_of_the_table() {
     documented.sort();
     assert_eq!(documented, names, "docs/tools.md sections vs the tool table");
 }
+
+/// Largest `inputSchema` (compact JSON bytes) a tool may have: Codex strips every description of
+/// a tool whose schema is larger than about 4,000 bytes.
+const MAX_INPUT_SCHEMA_BYTES: usize = 4000;
+
+/// Every way `schema` (an `inputSchema` or `outputSchema` as `tools/list` serves it) breaks the
+/// portable subset, as `<path>: <rule> (<who>)`. The rules and where they come from are in
+/// `docs/design/clients.md`:
+///
+/// - Gemini function declarations: one `type` string on every schema, never `null`; no `const`;
+///   no `$ref`/`$defs`; `enum` only on strings and without `null`; no `anyOf`/`oneOf`/`allOf`
+///   (Gemini takes `anyOf`, but ours would only ever be "or null"); property and item schemas
+///   are objects, not `true`/`false`.
+/// - OpenAI strict function calling (where it applies to a client-chosen schema): every input
+///   object with properties is closed (`additionalProperties: false`).
+/// - JSON Schema itself: `required` names only declared properties.
+fn portability_problems(schema: &Value, path: &str, input: bool, out: &mut Vec<String>) {
+    let Some(o) = schema.as_object() else {
+        out.push(format!("{path}: a boolean schema, not an object (Gemini)"));
+        return;
+    };
+    match o.get("type") {
+        Some(Value::String(t)) if t == "null" => out.push(format!("{path}: type null (Gemini)")),
+        Some(Value::String(_)) => {}
+        Some(other) => out.push(format!("{path}: type {other} is not one string (Gemini)")),
+        None => out.push(format!("{path}: no type (Gemini)")),
+    }
+    for key in ["const", "$ref", "$defs", "anyOf", "oneOf", "allOf"] {
+        if o.contains_key(key) {
+            out.push(format!("{path}: {key} (Gemini)"));
+        }
+    }
+    if let Some(values) = o.get("enum") {
+        let strings = values.as_array().is_some_and(|v| v.iter().all(Value::is_string));
+        if !strings || o.get("type") != Some(&json!("string")) {
+            out.push(format!("{path}: enum {values} is not a string enum (Gemini)"));
+        }
+    }
+    if o.get("default").is_some_and(Value::is_null) {
+        out.push(format!("{path}: default null (Gemini)"));
+    }
+    let properties = o.get("properties").and_then(Value::as_object);
+    if let Some(required) = o.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !properties.is_some_and(|p| p.contains_key(name)) {
+                out.push(format!("{path}: required '{name}' is not a property (JSON Schema)"));
+            }
+        }
+    }
+    if input && properties.is_some() && o.get("additionalProperties") != Some(&json!(false)) {
+        out.push(format!("{path}: an object with properties that is not closed (OpenAI strict)"));
+    }
+    for (name, p) in properties.into_iter().flatten() {
+        portability_problems(p, &format!("{path}/{name}"), input, out);
+    }
+    if let Some(items) = o.get("items") {
+        portability_problems(items, &format!("{path}/items"), input, out);
+    }
+    match o.get("additionalProperties") {
+        None | Some(Value::Bool(false)) => {}
+        Some(Value::Bool(true)) => out.push(format!("{path}: additionalProperties true (Gemini)")),
+        Some(more) => portability_problems(more, &format!("{path}/additionalProperties"), input, out),
+    }
+}
+
+/// `tools/list` as the real binary serves it over stdio.
+fn served_tools() -> Vec<Value> {
+    let project = crate::support::Project::from_fixture("ja");
+    let mut rpc = crate::rpc::Rpc::start(&[
+        "--project-root".as_ref(),
+        project.root().as_os_str(),
+        "--embedding-provider".as_ref(),
+        "none".as_ref(),
+    ]);
+    let frame = rpc.request("tools/list", json!({}));
+    frame["result"]["tools"].as_array().cloned().unwrap_or_else(|| panic!("no tools: {frame}"))
+}
+
+#[test]
+fn served_schemas_are_portable_to_gemini_and_openai() {
+    let tools = served_tools();
+    assert!(tools.len() >= 20, "{} tools", tools.len());
+    let mut problems = Vec::new();
+    for tool in &tools {
+        let name = tool["name"].as_str().unwrap();
+        portability_problems(&tool["inputSchema"], &format!("{name}.inputSchema"), true, &mut problems);
+        if let Some(output) = tool.get("outputSchema") {
+            portability_problems(output, &format!("{name}.outputSchema"), false, &mut problems);
+        }
+        let bytes = tool["inputSchema"].to_string().len();
+        if bytes > MAX_INPUT_SCHEMA_BYTES {
+            problems.push(format!(
+                "{name}.inputSchema: {bytes} bytes, more than {MAX_INPUT_SCHEMA_BYTES} (Codex strips its descriptions)"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "schemas that a strict client rejects:\n{}", problems.join("\n"));
+    // The walk refuses what `Option<T>` used to produce, so a regression cannot pass unseen.
+    for regressed in [
+        json!({"type": ["string", "null"]}),
+        json!({"anyOf": [{"type": "string"}, {"type": "null"}]}),
+        json!({"type": "string", "enum": ["a", null]}),
+        json!({"type": "string", "const": "a"}),
+        json!({"$ref": "#/$defs/A"}),
+        json!(true),
+    ] {
+        let schema = json!({"type": "object", "properties": {"a": regressed}, "additionalProperties": false});
+        let mut found = Vec::new();
+        portability_problems(&schema, "t", true, &mut found);
+        assert!(!found.is_empty(), "not refused: {schema}");
+    }
+    // The served list is the generated file (stdio and schema/ cannot drift apart).
+    let mut sorted = tools.clone();
+    sorted.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    assert_eq!(json!({ "tools": sorted }), tools_json(), "tools/list differs from schema/mcp-tools.json");
+}

@@ -48,7 +48,7 @@ def test_list_load_move_delete_and_download():
             assert [i["path"] for i in listed["images"]] == ["images/a.png"]
             assert listed["images"][0]["mimeType"] == "image/png"
             page2 = body(await c.call_tool("kb_list_images", {"cursor": listed["nextCursor"], "pageSize": 1}))
-            assert [i["path"] for i in page2["images"]] == ["images/b.gif"] and page2["nextCursor"] is None
+            assert [i["path"] for i in page2["images"]] == ["images/b.gif"] and page2.get("nextCursor") is None
 
             block, meta = binary(await c.call_tool("kb_load_image", {"path": "images/a.png"}))
             assert block.type == "image" and block.mime_type == "image/png"

@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from test_mcp_client import BIN, body, error, project, run
+from test_mcp_client import BIN, body, envelope, error, project, run
 from test_mcp_edit import element, eventually_found, search_paths, writable
 
 URL_LINE = re.compile(r"serving MCP over Streamable HTTP at (http://\S+/mcp)")
@@ -287,6 +287,59 @@ def test_foreign_origin_host_and_oversized_bodies_are_refused_with_json():
         assert srv.proc.poll() is None
 
 
+def jsonrpc_error(status, hdrs, payload, expected_status, code):
+    assert status == expected_status, (status, payload)
+    assert hdrs.get("content-type", "").startswith("application/json"), hdrs
+    assert isinstance(payload, dict) and payload.get("jsonrpc") == "2.0", payload
+    assert payload["error"]["code"] == code and payload["error"]["message"], payload
+    return payload["error"]["message"]
+
+
+def test_http_edge_cases_get_json_rpc_answers():
+    """What generic HTTP clients and the conformance suite send: a body that is not JSON, a batch,
+    `Accept: */*`, malformed params of each handshake method, and initialize under 2026-07-28."""
+    root = project()
+    default_level = {k: v for k, v in server_env().items() if k != "RUST_LOG"}
+    with HttpServer(root, env=default_level) as srv:
+        # Not JSON: 400 with a JSON-RPC parse error (not 415 text/plain).
+        status, hdrs, payload = raw(srv, body=b'{"jsonrpc": "2.0", "id": 1, "method": ')
+        jsonrpc_error(status, hdrs, payload, 400, -32700)
+        assert payload["id"] is None
+        # A batch: refused with a JSON-RPC error and 400, naming the fix.
+        batch = json.dumps([json.loads(INIT), {"jsonrpc": "2.0", "id": 2, "method": "ping"}]).encode()
+        message = jsonrpc_error(*raw(srv, body=batch), 400, -32600)
+        assert "batch" in message and "own POST" in message, message
+        # Accept: */* (curl's default) and no Accept at all take JSON answers.
+        for accept in ({"Accept": "*/*"}, {"Accept": "application/*"}):
+            status, hdrs, payload = raw(srv, body=INIT, headers=accept)
+            assert status == 200 and payload["result"]["serverInfo"]["name"] == "local-vector-search-mcp", (status, payload)
+        # Malformed params: a message about the method that was called.
+        for method, params in (
+            ("initialize", {"protocolVersion": 5}),
+            ("ping", "x"),
+            ("tools/list", {"_meta": 5}),
+        ):
+            req = json.dumps({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).encode()
+            status, hdrs, payload = raw(srv, body=req)
+            assert isinstance(payload, dict) and "error" in payload, (method, status, payload)
+            message = payload["error"]["message"]
+            assert f"The params of '{method}' are malformed; {method} takes" in message, (method, message)
+        # The 2026-07-28 revision has no initialize: treated like its other removed methods.
+        modern = {"MCP-Protocol-Version": "2026-07-28"}
+        meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+        removed = jsonrpc_error(*raw(srv, body=json.dumps(
+            {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"_meta": meta}}).encode(),
+            headers={**modern, "Mcp-Method": "ping"}), 404, -32601)
+        assert removed
+        status, hdrs, payload = raw(srv, body=json.dumps({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {
+            "protocolVersion": "2026-07-28", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}).encode(),
+            headers=modern)
+        message = jsonrpc_error(status, hdrs, payload, 404, -32601)
+        assert payload["id"] == 4 and "server/discover" in message, payload
+        assert srv.proc.poll() is None
+    assert "WARN" not in srv.stderr(), srv.stderr()
+
+
 def test_another_address_needs_a_token_and_a_wrong_token_is_refused():
     root = project()
     # 127.0.0.2 is loopback on Linux, but not one of the defaults: it counts as an explicit address.
@@ -383,7 +436,7 @@ def test_sixteen_clients_search_while_twenty_patches_land():
                     r = await c.call_tool("kb_patch", {"request": {"path": path, "operations": [
                         {"kind": "replace_element", "pointer": para["pointer"], "markdown": marker}]}})
                     if r.is_error:
-                        err = json.loads(r.content[0].text)
+                        err = envelope(r)
                         if err["code"] == "CONFLICT":
                             conflicts.append(k)
                         else:
@@ -487,7 +540,7 @@ def test_a_stdio_and_an_http_server_share_one_project():
                 await patch_paragraph(stdio, "b.md", "向日葵", "引き継いだ後の秋桜。")
                 assert await eventually_found(stdio, "秋桜", "b.md", seconds=10.0)
                 status = body(await stdio.call_tool("kb_status", {}))
-                assert status["synchronization"]["pendingFiles"] == 0 and status["synchronization"]["lastError"] is None
+                assert status["synchronization"]["pendingFiles"] == 0 and status["synchronization"].get("lastError") is None
                 # The other's last edit is indexed too (by whichever process indexed it).
                 assert await search_paths(stdio, "朝顔") == {"a.md"}
         finally:
