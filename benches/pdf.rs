@@ -67,6 +67,7 @@ fn main() {
             style,
             profile: Profile::Standard,
             fallback_title: "book".into(),
+            toc: true,
         };
         let start = Instant::now();
         let out = render_pdf(&book, &options, load).expect("render");

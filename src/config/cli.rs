@@ -231,6 +231,9 @@ pub enum CliCommand {
         /// Images: screen, standard (default) or print.
         #[arg(long, value_name = "P", allow_hyphen_values = true)]
         profile: Option<String>,
+        /// No 目次 (table of contents) page in front.
+        #[arg(long)]
+        no_toc: bool,
         /// Print the kb_create_pdf_book result as JSON.
         #[arg(long)]
         json: bool,
@@ -611,13 +614,14 @@ impl Cli {
             Some(CliCommand::BuildSite { catalog_config }) => Command::BuildSite {
                 request: BuildSiteRequest { config: value("--catalog-config", catalog_config)? },
             },
-            Some(CliCommand::Pdf { path, out, page_format, style, profile, json }) => Command::Pdf {
+            Some(CliCommand::Pdf { path, out, page_format, style, profile, no_toc, json }) => Command::Pdf {
                 request: PdfBookRequest {
                     path,
                     output_path: value("--out", out)?,
                     page_format: value("--page-format", page_format)?,
                     style: value("--style", style)?,
                     profile: value("--profile", profile)?,
+                    toc: no_toc.then_some(false),
                 },
                 json,
             },

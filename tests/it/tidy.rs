@@ -86,6 +86,8 @@ const CRATE_OWNERS: &[(&str, &[&str])] = &[
     ("notify", &["src/indexer/"]),
     ("printpdf", &["src/export/"]),
     ("lopdf", &["src/export/"]),
+    ("fontdb", &["src/export/"]),
+    ("resvg", &["src/export/"]),
     // `config/tests.rs` checks the clap definition (`CommandFactory::debug_assert`).
     ("clap", &["src/config/cli.rs", "src/config/tests.rs", "src/cli/"]),
 ];
