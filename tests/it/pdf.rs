@@ -59,8 +59,20 @@ fn squeeze(s: &str) -> String {
 /// a paragraph that crosses a page).
 fn body_text(text: &str) -> String {
     let mut out = String::new();
+    let mut seen: Vec<String> = Vec::new();
     for page in text.split('\u{c}') {
         let mut lines: Vec<&str> = page.lines().collect();
+        // A running header repeats a chapter title seen before (pdftotext may split it at the
+        // ideographic space after its number).
+        for _ in 0..3 {
+            while lines.first().is_some_and(|l| l.trim().is_empty()) {
+                lines.remove(0);
+            }
+            if lines.first().is_some_and(|l| seen.contains(&l.trim().to_owned())) {
+                lines.remove(0);
+            }
+        }
+        seen.extend(lines.iter().map(|l| l.trim().to_owned()));
         for _ in 0..3 {
             while lines.last().is_some_and(|l| l.trim().is_empty()) {
                 lines.pop();
@@ -523,7 +535,7 @@ fn a_book_with_chapters_opens_with_a_table_of_contents_that_links_to_them() {
     project.ok(&["pdf", "book.md", "--style", "classic"]);
     let file = project.root().join("book.pdf");
     let info = pdfinfo(&file);
-    assert!(info.contains("Title:          テストの本"), "{info}");
+    assert!(info.lines().any(|l| l.starts_with("Title:") && l.trim_end().ends_with(" テストの本")), "{info}");
     assert!(info.contains("CreationDate:") && info.contains("2024"), "the front matter's date: {info}");
     let doc = lopdf::Document::load(&file).unwrap();
     let catalog = doc.catalog().unwrap();
@@ -601,7 +613,11 @@ fn an_svg_figure_of_the_rust_book_is_drawn_as_a_picture() {
     assert_eq!(result["warnings"], json!([]), "the SVG is not a placeholder: {result}");
     let file = project.root().join("fig.pdf");
     let list = poppler("pdfimages", &["-list"], &file).unwrap_or_default();
-    assert_eq!(list.lines().skip(2).filter(|l| l.contains(" image ")).count(), 1, "{list}");
+    assert_eq!(
+        list.lines().skip(2).filter(|l| l.split_whitespace().nth(2) == Some("image")).count(),
+        1,
+        "{list}"
+    );
     // The rendered page: the figure's region has drawn lines and text (dark pixels on white),
     // where a placeholder would be a nearly empty box.
     let prefix = project.root().join("page");
