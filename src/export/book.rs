@@ -228,3 +228,89 @@ pub fn table_of_contents(
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::layout::OutlineEntry;
+    use crate::export::style::{PageFormat, StyleName};
+
+    struct Fixed;
+
+    impl Metrics for Fixed {
+        fn advance(&self, _face: Face, ch: char) -> Option<f32> {
+            Some(if ch.is_ascii() { 0.5 } else { 1.0 })
+        }
+    }
+
+    fn laid(entries: &[(u8, &str, usize)], pages: usize) -> Laid {
+        Laid {
+            pages: vec![Vec::new(); pages],
+            outline: entries
+                .iter()
+                .map(|(level, title, page)| OutlineEntry {
+                    level: *level,
+                    title: (*title).to_owned(),
+                    page: *page,
+                    y: 500.0,
+                })
+                .collect(),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn texts(ops: &[Draw]) -> Vec<String> {
+        ops.iter()
+            .filter_map(|d| match d {
+                Draw::Text { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_toc_goes_in_front_numbers_body_pages_and_links_each_entry() {
+        let style = Style::new(StyleName::Classic, PageFormat::A5);
+        let page = (419.53, 595.28);
+        let mut book = laid(&[(1, "第1章", 0), (2, "節", 1), (1, "第2章", 3), (3, "小節", 3)], 5);
+        let front = table_of_contents(&mut book, &style, page, &Fixed, Face::Sans);
+        assert_eq!(front.pages, 1);
+        assert_eq!(book.pages.len(), 6);
+        let shown = texts(&book.pages[0]);
+        assert_eq!(shown[0], TOC_TITLE);
+        // Level 3 is left out; the numbers are the body's (1-based), not the PDF's.
+        for (title, number) in [("第1章", "1"), ("節", "2"), ("第2章", "4")] {
+            let at = shown.iter().position(|t| t == title).unwrap_or_else(|| panic!("{title}: {shown:?}"));
+            assert!(shown[at + 1..].iter().take(2).any(|t| t == number), "{title} → {number}: {shown:?}");
+        }
+        assert!(!shown.iter().any(|t| t == "小節"));
+        let targets: Vec<usize> = front.links.iter().map(|l| l.target_page).collect();
+        assert_eq!(targets, [1, 2, 4]);
+        assert!(front.links.iter().all(|l| l.page == 0 && l.w > 0.0 && l.h > 0.0));
+        // The outline moved behind the 目次.
+        assert_eq!(book.outline.iter().map(|e| e.page).collect::<Vec<_>>(), [1, 2, 4, 4]);
+    }
+
+    #[test]
+    fn a_document_with_few_headings_has_no_toc() {
+        let style = Style::new(StyleName::Compact, PageFormat::A5);
+        let mut book = laid(&[(1, "題", 0), (2, "節", 0)], 1);
+        let front = table_of_contents(&mut book, &style, (419.53, 595.28), &Fixed, Face::Sans);
+        assert_eq!(front.pages, 0);
+        assert_eq!(book.pages.len(), 1);
+    }
+
+    #[test]
+    fn running_headers_name_the_chapter_except_where_it_opens() {
+        let style = Style::new(StyleName::Classic, PageFormat::A5);
+        let mut book = laid(&[(1, "第1章", 0), (2, "節", 1), (1, "第2章", 2)], 4);
+        running_headers(&mut book, &style, (419.53, 595.28), &Fixed, Face::Serif);
+        let heads: Vec<Vec<String>> = book.pages.iter().map(|p| texts(p)).collect();
+        assert_eq!(heads, [vec![], vec!["第1章".to_owned()], vec![], vec!["第2章".to_owned()]]);
+        // Not in the styles without running headers.
+        let compact = Style::new(StyleName::Compact, PageFormat::A5);
+        let mut plain = laid(&[(1, "第1章", 0), (1, "第2章", 2)], 4);
+        running_headers(&mut plain, &compact, (419.53, 595.28), &Fixed, Face::Sans);
+        assert!(plain.pages.iter().all(Vec::is_empty));
+    }
+}

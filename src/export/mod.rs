@@ -145,3 +145,17 @@ fn front_matter_date(markdown: &str) -> Option<String> {
     }
     None
 }
+
+#[cfg(test)]
+mod date_tests {
+    use super::front_matter_date;
+
+    #[test]
+    fn the_pdf_date_comes_from_the_front_matter_only() {
+        assert_eq!(front_matter_date("---\ntitle: 本\ndate: 2024-05-06\n---\n# 本"), Some("20240506".into()));
+        assert_eq!(front_matter_date("---\ncreated: \"2023-01-02T10:00\"\n---\n"), Some("20230102".into()));
+        assert_eq!(front_matter_date("---\ndate: yesterday\n---\n"), None);
+        assert_eq!(front_matter_date("# 本\n\ndate: 2024-05-06\n"), None);
+        assert_eq!(front_matter_date("---\ntitle: 本\n---\ndate: 2024-05-06\n"), None);
+    }
+}
