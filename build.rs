@@ -6,6 +6,10 @@
 //! from Debian/Ubuntu's `mecab-ipadic` package (`/usr/share/mecab/dic/ipadic`) or from any folder
 //! named by `LVS_IPADIC_SRC` (e.g. an unpacked `mecab-ipadic-2.7.0-20070801.tar.gz`).
 //! The result lands in `OUT_DIR` and `src/lexical/dictionary.rs` includes it into the binary.
+//!
+//! It also copies the two fonts the PDF export carries for machines without Japanese fonts
+//! (`src/export/fonts.rs`): IPAexGothic (`ipaexg.ttf`) and IPAGothic (`ipag.ttf`), from Debian's
+//! `fonts-ipaexfont-gothic` and `fonts-ipafont-gothic` or from a folder named by `LVS_FONT_SRC`.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +36,57 @@ fn main() {
         build(&src, &dict_dir);
     }
     println!("cargo:rustc-env=LINDERA_WORKDIR={}", out.display());
+    copy_fonts(&out);
+}
+
+/// The built-in PDF fonts: file name, Debian package, where distributions put it.
+const FONTS: &[(&str, &str, &[&str])] = &[
+    (
+        "ipaexg.ttf",
+        "fonts-ipaexfont-gothic",
+        &[
+            "/usr/share/fonts/opentype/ipaexfont-gothic/ipaexg.ttf",
+            "/usr/share/fonts/truetype/ipaexfont-gothic/ipaexg.ttf",
+            "/usr/share/fonts/ipa-ex-gothic/ipaexg.ttf",
+        ],
+    ),
+    (
+        "ipag.ttf",
+        "fonts-ipafont-gothic",
+        &[
+            "/usr/share/fonts/opentype/ipafont-gothic/ipag.ttf",
+            "/usr/share/fonts/truetype/ipafont-gothic/ipag.ttf",
+            "/usr/share/fonts/ipa-gothic/ipag.ttf",
+        ],
+    ),
+];
+
+fn copy_fonts(out: &Path) {
+    println!("cargo:rerun-if-env-changed=LVS_FONT_SRC");
+    let dir = out.join("fonts");
+    std::fs::create_dir_all(&dir).expect("create font output folder");
+    let named = std::env::var_os("LVS_FONT_SRC").map(PathBuf::from);
+    for (name, package, paths) in FONTS {
+        let found = match &named {
+            Some(folder) => Some(folder.join(name)).filter(|p| p.is_file()),
+            None => paths.iter().map(PathBuf::from).find(|p| p.is_file()),
+        };
+        let Some(src) = found else {
+            panic!(
+                "\n\nThe PDF font {name} was not found{}.\n\
+                 Install it with `sudo apt-get install {package}` (Debian/Ubuntu), or put {name} \
+                 (IPA fonts, https://moji.or.jp/ipafont/) in a folder and set LVS_FONT_SRC to it.\n\n",
+                named.as_ref().map(|f| format!(" in LVS_FONT_SRC ({})", f.display())).unwrap_or_default()
+            );
+        };
+        println!("cargo:rerun-if-changed={}", src.display());
+        let dst = dir.join(name);
+        let same =
+            std::fs::metadata(&dst).ok().map(|m| m.len()) == std::fs::metadata(&src).ok().map(|m| m.len());
+        if !same {
+            std::fs::copy(&src, &dst).unwrap_or_else(|e| panic!("copying {} failed: {e}", src.display()));
+        }
+    }
 }
 
 fn build(src: &Path, dict_dir: &Path) {

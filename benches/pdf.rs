@@ -3,9 +3,10 @@
 //!
 //! The book is every Markdown file of `../shared/corpora/rust-book-ja/src` (or BOOK_DIR, or
 //! `LVS_BENCH_BOOK`) concatenated in file-name order, images resolved against that folder.
-//! Measured: Markdown parse + layout + PDF writing for A5 / compact / standard, then every style
-//! once; wall time, pages, PDF bytes and the process's peak RSS (`VmHWM`). The first render
-//! includes loading the fonts (printed separately). No assertions.
+//! Measured: Markdown parse + layout + PDF writing for A5 / compact / standard of one chapter
+//! (`ch04-01-what-is-ownership.md`, the first render, which includes choosing and loading the
+//! fonts, then again warm), then of the whole book, with the process's peak RSS (`VmHWM`) after
+//! it, then the whole book in every style; wall time, pages, PDF bytes. No assertions.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,8 @@ mod common;
 use common::{machine, proc_status_kb};
 
 const DEFAULT_BOOK: &str = "../shared/corpora/rust-book-ja/src";
+/// The chapter timed alone (when the book has it).
+const CHAPTER: &str = "ch04-01-what-is-ownership.md";
 
 fn markdown_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -61,32 +64,42 @@ fn main() {
         std::fs::read(dir.join(src)).map_err(|e| e.to_string())
     };
     let mut results = Vec::new();
-    let mut run = |style: StyleName, label: &str, load: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>| {
-        let options = PdfOptions {
-            format: PageFormat::A5,
-            style,
-            profile: Profile::Standard,
-            fallback_title: "book".into(),
+    let chapter = std::fs::read_to_string(dir.join(CHAPTER)).ok();
+    let mut run =
+        |book: &str, style: StyleName, label: &str, load: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>| {
+            let options = PdfOptions {
+                format: PageFormat::A5,
+                style,
+                profile: Profile::Standard,
+                fallback_title: "book".into(),
+                toc: true,
+            };
+            let start = Instant::now();
+            let out = render_pdf(book, &options, load).expect("render");
+            let secs = start.elapsed().as_secs_f64();
+            let pages_per_s = out.pages as f64 / secs;
+            println!(
+                "{label:<24} {:>6} pages {:>8.2} s {:>7.0} pages/s {:>8.1} MiB  warnings {}",
+                out.pages,
+                secs,
+                pages_per_s,
+                out.bytes.len() as f64 / 1048576.0,
+                out.warnings.len()
+            );
+            results
+                .push(json!({"style": style.as_str(), "label": label, "pages": out.pages, "seconds": secs,
+            "bytes": out.bytes.len(), "warnings": out.warnings.len(), "peakRssKb": proc_status_kb("VmHWM")}));
         };
-        let start = Instant::now();
-        let out = render_pdf(&book, &options, load).expect("render");
-        let secs = start.elapsed().as_secs_f64();
-        let pages_per_s = out.pages as f64 / secs;
-        println!(
-            "{label:<24} {:>6} pages {:>8.2} s {:>7.0} pages/s {:>8.1} MiB  warnings {}",
-            out.pages,
-            secs,
-            pages_per_s,
-            out.bytes.len() as f64 / 1048576.0,
-            out.warnings.len()
-        );
-        results.push(json!({"style": style.as_str(), "label": label, "pages": out.pages, "seconds": secs,
-            "bytes": out.bytes.len(), "warnings": out.warnings.len()}));
-    };
     println!("book: {} files, {} bytes of Markdown", files.len(), book.len());
-    run(StyleName::Compact, "compact (first, +fonts)", &mut load);
+    if let Some(chapter) = &chapter {
+        run(chapter, StyleName::Compact, "chapter (first, +fonts)", &mut load);
+        run(chapter, StyleName::Compact, "chapter", &mut load);
+        println!("peak RSS after the chapter {:.0} MiB", proc_status_kb("VmHWM") as f64 / 1024.0);
+    }
+    run(&book, StyleName::Compact, "book compact", &mut load);
+    println!("peak RSS after the whole book {:.0} MiB", proc_status_kb("VmHWM") as f64 / 1024.0);
     for style in StyleName::ALL {
-        run(style, style.as_str(), &mut load);
+        run(&book, style, style.as_str(), &mut load);
     }
     let peak = proc_status_kb("VmHWM");
     println!(

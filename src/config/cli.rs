@@ -284,6 +284,9 @@ pub struct PdfArgs {
     /// Images: screen, standard (default) or print.
     #[arg(long, value_name = "P", allow_hyphen_values = true, value_parser = text("--profile"))]
     pub profile: Option<String>,
+    /// No 目次 (table of contents) page in front.
+    #[arg(long)]
+    pub no_toc: bool,
 }
 
 impl PdfArgs {
@@ -295,6 +298,7 @@ impl PdfArgs {
             page_format: self.page_format.clone(),
             style: self.style.clone(),
             profile: self.profile.clone(),
+            toc: self.no_toc.then_some(false),
         }
     }
 }

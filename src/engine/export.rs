@@ -49,6 +49,7 @@ impl Engine {
             style: StyleName::parse(req.style.as_deref())?,
             profile: Profile::parse(req.profile.as_deref())?,
             fallback_title: source.file_name()[..source.file_name().len() - 3].to_owned(),
+            toc: req.toc.unwrap_or(true),
         };
         let doc = workspace.read_markdown(&source)?;
         let mut load = |src: &str| -> std::result::Result<Vec<u8>, String> {

@@ -8,12 +8,15 @@
 //!   sRGB, gAMA, cHRM) are never resampled, so orientation and colour cannot change.
 //! - PNG, GIF (first frame) and WebP are embedded losslessly (FlateDecode), scaled down like
 //!   JPEGs when they have far more pixels than needed; transparency becomes a soft mask.
+//! - SVG is drawn with `resvg` (its text in the book's own fonts) at the pixels the profile's
+//!   DPI needs for the size it is shown at, and embedded losslessly like a PNG.
 //! - The same URL used twice is one image resource in the PDF.
 
 use std::collections::HashMap;
 use std::io::Cursor;
 
-use image::{DynamicImage, GenericImageView, ImageFormat, imageops::FilterType};
+use image::{DynamicImage, GenericImageView, ImageFormat, RgbaImage, imageops::FilterType};
+use resvg::{tiny_skia, usvg};
 
 use super::layout::ImageAnswer;
 use super::style::Profile;
@@ -30,6 +33,8 @@ pub struct Source {
     pub height: u32,
     /// Carries metadata that makes resampling risky: keep its pixels as they are.
     pub keep: bool,
+    /// The parsed drawing, for an SVG file (then `format` is meaningless).
+    pub svg: Option<usvg::Tree>,
 }
 
 /// The encoded form for the PDF.
@@ -61,11 +66,13 @@ impl ImageStore {
         if let Some(answer) = self.by_url.get(src) {
             return answer.clone();
         }
-        let answer = load(src).and_then(check).map(|source| {
-            let size = (source.width, source.height);
-            self.sources.push(source);
-            (self.sources.len() - 1, size.0, size.1)
-        });
+        let answer = load(src)
+            .and_then(|bytes| if looks_like_svg(&bytes) { check_svg(&bytes) } else { check(bytes) })
+            .map(|source| {
+                let size = (source.width, source.height);
+                self.sources.push(source);
+                (self.sources.len() - 1, size.0, size.1)
+            });
         self.by_url.insert(src.to_owned(), answer.clone());
         answer
     }
@@ -81,6 +88,9 @@ impl ImageStore {
         let too_big =
             source.width as f32 > want_w as f32 * 1.25 && source.height as f32 > want_h as f32 * 1.25;
         let resample = too_big && !source.keep;
+        if let Some(tree) = &source.svg {
+            return render_svg(tree, want_w, want_h);
+        }
         if source.format == ImageFormat::Jpeg && !resample {
             let (components, adobe) =
                 jpeg_components(&source.bytes).ok_or("not a baseline or progressive JPEG")?;
@@ -119,9 +129,10 @@ impl ImageStore {
 
 /// Decodes `bytes` once to make sure the image can be shown.
 fn check(bytes: Vec<u8>) -> Result<Source, String> {
-    let format = image::guess_format(&bytes).map_err(|_| "not a PNG, JPEG, GIF or WebP image".to_owned())?;
+    let format =
+        image::guess_format(&bytes).map_err(|_| "not a PNG, JPEG, GIF, WebP or SVG image".to_owned())?;
     if !matches!(format, ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::Gif | ImageFormat::WebP) {
-        return Err(format!("{format:?} images are not supported (PNG, JPEG, GIF and WebP are)"));
+        return Err(format!("{format:?} images are not supported (PNG, JPEG, GIF, WebP and SVG are)"));
     }
     let img = image::load_from_memory_with_format(&bytes, format)
         .map_err(|e| format!("the image could not be decoded ({e})"))?;
@@ -131,7 +142,53 @@ fn check(bytes: Vec<u8>) -> Result<Source, String> {
         ImageFormat::Png => png_has_color_info(&bytes),
         _ => false,
     };
-    Ok(Source { bytes, format, width, height, keep })
+    Ok(Source { bytes, format, width, height, keep, svg: None })
+}
+
+/// The largest side, in pixels, an SVG is rasterised at (a full A4 page at 300 DPI is 3508).
+const MAX_SVG_SIDE: u32 = 4096;
+
+/// Whether `bytes` is an SVG document (plain or gzip-compressed), by its first tag.
+fn looks_like_svg(bytes: &[u8]) -> bool {
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        return true;
+    }
+    let head = &bytes[..bytes.len().min(4096)];
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    (text.starts_with("<?xml") || text.starts_with("<svg") || text.starts_with("<!")) && text.contains("<svg")
+}
+
+/// Parses an SVG with the book's fonts; its size is its CSS pixel size (96 per inch).
+fn check_svg(bytes: &[u8]) -> Result<Source, String> {
+    let fonts = super::fonts::Fonts::get().map_err(|e| e.message)?;
+    let options = usvg::Options {
+        fontdb: fonts.svg_database(),
+        font_family: fonts.svg_default_family(),
+        ..usvg::Options::default()
+    };
+    let tree =
+        usvg::Tree::from_data(bytes, &options).map_err(|e| format!("the SVG could not be read ({e})"))?;
+    let size = tree.size();
+    let (width, height) = (size.width().ceil().max(1.0) as u32, size.height().ceil().max(1.0) as u32);
+    Ok(Source { bytes: Vec::new(), format: ImageFormat::Png, width, height, keep: false, svg: Some(tree) })
+}
+
+/// Draws `tree` into a `w` × `h` pixel image (at most [`MAX_SVG_SIDE`] on a side).
+fn render_svg(tree: &usvg::Tree, w: u32, h: u32) -> Result<Encoded, String> {
+    let scale = (MAX_SVG_SIDE as f32 / w.max(h) as f32).min(1.0);
+    let (w, h) = (((w as f32) * scale).max(1.0) as u32, ((h as f32) * scale).max(1.0) as u32);
+    let mut pixmap = tiny_skia::Pixmap::new(w, h).ok_or("the SVG has no area")?;
+    let size = tree.size();
+    let transform = tiny_skia::Transform::from_scale(w as f32 / size.width(), h as f32 / size.height());
+    resvg::render(tree, transform, &mut pixmap.as_mut());
+    let mut rgba = Vec::with_capacity(pixmap.data().len());
+    for p in pixmap.pixels() {
+        let c = p.demultiply();
+        rgba.extend_from_slice(&[c.red(), c.green(), c.blue(), c.alpha()]);
+    }
+    let img = RgbaImage::from_raw(w, h, rgba).ok_or("the SVG could not be drawn")?;
+    Ok(raw(&DynamicImage::ImageRgba8(img)))
 }
 
 fn raw(img: &DynamicImage) -> Encoded {

@@ -11,10 +11,11 @@ use std::fmt::Write as _;
 
 use lopdf::{Dictionary, Object, ObjectId, Stream, StringFormat};
 use printpdf::{
-    BuiltinFont, Color, Mm, Op, PdfDocument, PdfFontHandle, PdfPage, PdfSaveOptions, Pt, TextItem,
-    TextMatrix, TextRenderingMode,
+    Color, Mm, Op, PdfDocument, PdfFontHandle, PdfPage, PdfSaveOptions, Pt, TextItem, TextMatrix,
+    TextRenderingMode,
 };
 
+use super::book::{Front, InternalLink};
 use super::fonts::Fonts;
 use super::images::{Encoded, ImageStore};
 use super::layout::{Draw, Face, Laid, OutlineEntry};
@@ -24,21 +25,32 @@ use crate::error::{Error, Result};
 /// Synthesised oblique: horizontal shear of the text matrix.
 const SKEW: f32 = 0.2;
 
-/// Writes the laid-out pages as a PDF titled `title`.
+/// What the document says about itself.
+pub struct Meta {
+    /// The title.
+    pub title: String,
+    /// The source's date as `YYYYMMDD`, if it gives one.
+    pub date: Option<String>,
+    /// The 目次 pages in front.
+    pub front: Front,
+}
+
+/// Writes the laid-out pages as a PDF.
 pub fn write(
     laid: &Laid,
     page: (f32, f32),
-    title: &str,
+    meta: &Meta,
     fonts: &Fonts,
     images: &ImageStore,
 ) -> Result<Vec<u8>> {
-    let mut doc = PdfDocument::new(title);
+    let mut doc = PdfDocument::new(&meta.title);
     let sans = PdfFontHandle::External(doc.add_font(&fonts.sans.font));
     let serif = fonts.serif.as_ref().map(|f| PdfFontHandle::External(doc.add_font(&f.font)));
+    let mono = PdfFontHandle::External(doc.add_font(&fonts.mono.font));
     let handle = |face: Face| match face {
         Face::Sans => sans.clone(),
         Face::Serif => serif.clone().unwrap_or_else(|| sans.clone()),
-        Face::Mono => PdfFontHandle::Builtin(BuiltinFont::Courier),
+        Face::Mono => mono.clone(),
     };
     let pages: Vec<PdfPage> = laid
         .pages
@@ -57,7 +69,9 @@ pub fn write(
         add_graphics(&mut lo, *id, draws, &image_names)?;
         add_links(&mut lo, *id, draws)?;
     }
+    add_internal_links(&mut lo, &meta.front.links, &page_ids)?;
     add_outline(&mut lo, &laid.outline, &page_ids)?;
+    add_document_info(&mut lo, meta)?;
     lo.compress();
     let mut bytes = Vec::new();
     lo.save_to(&mut bytes).map_err(|e| Error::internal(format!("could not write the PDF: {e}")))?;
@@ -303,6 +317,91 @@ fn add_links(lo: &mut lopdf::Document, page: ObjectId, draws: &[Draw]) -> Result
     match dict.get_mut(b"Annots") {
         Ok(Object::Array(existing)) => existing.extend(annots),
         _ => dict.set("Annots", Object::Array(annots)),
+    }
+    Ok(())
+}
+
+/// Links from the 目次 entries to their headings.
+fn add_internal_links(lo: &mut lopdf::Document, links: &[InternalLink], pages: &[ObjectId]) -> Result<()> {
+    for link in links {
+        let (Some(&on), Some(&target)) = (pages.get(link.page), pages.get(link.target_page)) else {
+            continue;
+        };
+        let mut annot = Dictionary::new();
+        annot.set("Type", Object::Name(b"Annot".to_vec()));
+        annot.set("Subtype", Object::Name(b"Link".to_vec()));
+        annot.set(
+            "Rect",
+            Object::Array([link.x, link.y, link.x + link.w, link.y + link.h].map(Object::Real).to_vec()),
+        );
+        annot.set("Border", Object::Array(vec![Object::Integer(0), Object::Integer(0), Object::Integer(0)]));
+        annot.set(
+            "Dest",
+            Object::Array(vec![
+                Object::Reference(target),
+                Object::Name(b"XYZ".to_vec()),
+                Object::Null,
+                Object::Real(link.target_y),
+                Object::Null,
+            ]),
+        );
+        let id = lo.add_object(annot);
+        let dict = lo
+            .get_object_mut(on)
+            .and_then(Object::as_dict_mut)
+            .map_err(|e| Error::internal(format!("the PDF page is not a dictionary: {e}")))?;
+        match dict.get_mut(b"Annots") {
+            Ok(Object::Array(existing)) => existing.push(Object::Reference(id)),
+            _ => dict.set("Annots", Object::Array(vec![Object::Reference(id)])),
+        }
+    }
+    Ok(())
+}
+
+/// The document information (title, producer, the source's date), the language and the page
+/// labels (i, ii, … for the 目次 pages, then 1, 2, … for the body).
+fn add_document_info(lo: &mut lopdf::Document, meta: &Meta) -> Result<()> {
+    let mut info = Dictionary::new();
+    info.set("Title", text_string(&meta.title));
+    info.set("Producer", Object::String(b"local-vector-search-mcp".to_vec(), StringFormat::Literal));
+    if let Some(date) = &meta.date {
+        let stamp = format!("D:{date}000000Z");
+        info.set("CreationDate", Object::String(stamp.clone().into_bytes(), StringFormat::Literal));
+        info.set("ModDate", Object::String(stamp.into_bytes(), StringFormat::Literal));
+    }
+    // Replace printpdf's information dictionary (it carries 1970 dates) in place.
+    match lo.trailer.get(b"Info").and_then(Object::as_reference) {
+        Ok(id) => {
+            lo.objects.insert(id, Object::Dictionary(info));
+        }
+        Err(_) => {
+            let id = lo.add_object(info);
+            lo.trailer.set("Info", Object::Reference(id));
+        }
+    }
+    let front = meta.front.pages;
+    let catalog = lo.catalog_mut().map_err(|e| Error::internal(format!("the PDF has no catalog: {e}")))?;
+    catalog.set("Lang", Object::String(b"ja".to_vec(), StringFormat::Literal));
+    catalog.remove(b"Metadata");
+    let mut prefs = Dictionary::new();
+    prefs.set("DisplayDocTitle", Object::Boolean(true));
+    catalog.set("ViewerPreferences", Object::Dictionary(prefs));
+    if front > 0 {
+        let mut roman = Dictionary::new();
+        roman.set("S", Object::Name(b"r".to_vec()));
+        let mut decimal = Dictionary::new();
+        decimal.set("S", Object::Name(b"D".to_vec()));
+        let mut labels = Dictionary::new();
+        labels.set(
+            "Nums",
+            Object::Array(vec![
+                Object::Integer(0),
+                Object::Dictionary(roman),
+                Object::Integer(front as i64),
+                Object::Dictionary(decimal),
+            ]),
+        );
+        catalog.set("PageLabels", Object::Dictionary(labels));
     }
     Ok(())
 }

@@ -277,6 +277,8 @@ pub struct Style {
     pub folio: Folio,
     /// Code type size as a multiple of the body size.
     pub code_scale: f32,
+    /// The chapter title at the head of each page (book styles).
+    pub running_header: bool,
 }
 
 impl Style {
@@ -305,6 +307,7 @@ impl Style {
                 table: TableLook::Grid,
                 folio: Folio::Centered,
                 code_scale: 0.9,
+                running_header: false,
             },
             StyleName::Classic => Style {
                 body: 9.5 * k,
@@ -324,6 +327,7 @@ impl Style {
                 table: TableLook::Grid,
                 folio: Folio::Dashed,
                 code_scale: 0.85,
+                running_header: true,
             },
             StyleName::Modern => Style {
                 body: 9.0 * k,
@@ -343,6 +347,7 @@ impl Style {
                 table: TableLook::Banded,
                 folio: Folio::OfTotal,
                 code_scale: 0.9,
+                running_header: false,
             },
             StyleName::Technical => Style {
                 body: 8.5 * k,
@@ -362,6 +367,7 @@ impl Style {
                 table: TableLook::Grid,
                 folio: Folio::Running,
                 code_scale: 0.88,
+                running_header: false,
             },
             StyleName::Academic => Style {
                 body: 9.5 * k,
@@ -381,6 +387,7 @@ impl Style {
                 table: TableLook::Booktabs,
                 folio: Folio::Centered,
                 code_scale: 0.85,
+                running_header: true,
             },
         }
     }

@@ -27,6 +27,10 @@ pub struct PdfBookRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = ["screen", "standard", "print", null]))]
     pub profile: Option<String>,
+    /// A 目次 (table of contents) page in front, with page numbers and links, when the document
+    /// has at least three headings in its top two levels (default `true`; `false` turns it off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toc: Option<bool>,
 }
 
 /// Result of `kb_create_pdf_book`.

@@ -59,8 +59,20 @@ fn squeeze(s: &str) -> String {
 /// a paragraph that crosses a page).
 fn body_text(text: &str) -> String {
     let mut out = String::new();
+    let mut seen: Vec<String> = Vec::new();
     for page in text.split('\u{c}') {
         let mut lines: Vec<&str> = page.lines().collect();
+        // A running header repeats a chapter title seen before (pdftotext may split it at the
+        // ideographic space after its number).
+        for _ in 0..3 {
+            while lines.first().is_some_and(|l| l.trim().is_empty()) {
+                lines.remove(0);
+            }
+            if lines.first().is_some_and(|l| seen.contains(&l.trim().to_owned())) {
+                lines.remove(0);
+            }
+        }
+        seen.extend(lines.iter().map(|l| l.trim().to_owned()));
         for _ in 0..3 {
             while lines.last().is_some_and(|l| l.trim().is_empty()) {
                 lines.pop();
@@ -107,6 +119,7 @@ fn check_book(file: &Path, format: (&str, f64, f64), label: &str) {
             .any(|l| l.contains("+IPAex") && l.contains("CID TrueType") && l.contains("yes yes yes")),
         "{label}: no embedded subset CJK font:\n{fonts}"
     );
+    assert_every_font_embedded(&fonts, label);
     let text = poppler("pdftotext", &["-enc", "UTF-8"], file).unwrap_or_default();
     for needle in [
         "はじめに",
@@ -407,4 +420,240 @@ fn a_font_path_that_cannot_be_read_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("LVS_PDF_FONT names a font file that cannot be read"), "{stderr}");
     assert!(!project.root().join("book.pdf").exists());
+}
+
+/// Every row of `pdffonts` says the font is embedded (`emb yes`).
+fn assert_every_font_embedded(fonts: &str, label: &str) {
+    let rows: Vec<&str> = fonts.lines().skip(2).filter(|l| !l.trim().is_empty()).collect();
+    assert!(!rows.is_empty(), "{label}: no fonts at all:\n{fonts}");
+    for row in rows {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        // name type… encoding emb sub uni object ID
+        let emb = cols.get(cols.len().saturating_sub(5)).copied().unwrap_or("");
+        assert_eq!(emb, "yes", "{label}: a font is not embedded: {row}\n{fonts}");
+    }
+}
+
+#[test]
+fn every_font_of_the_book_is_embedded_code_included() {
+    let project = Project::from_fixture("pdf");
+    project.ok(&["pdf", "book.md", "--style", "technical"]);
+    let fonts = pdffonts(&project.root().join("book.pdf"));
+    assert_every_font_embedded(&fonts, "technical");
+    // The code face is a Japanese monospaced face, not Courier.
+    assert!(!fonts.contains("Courier"), "{fonts}");
+    assert!(fonts.lines().any(|l| l.contains("+IPAGothic")), "no IPAGothic code face:\n{fonts}");
+}
+
+/// Runs the binary in a private mount namespace where every system font folder is an empty
+/// tmpfs; `None` (with a visible skip line) when this machine does not allow it.
+fn run_without_system_fonts(project: &Project, args: &[&str]) -> Option<std::process::Output> {
+    const HIDE: &str = r#"set -e
+for d in /usr/share/fonts /usr/local/share/fonts /usr/X11R6/lib/X11/fonts "$HOME/.fonts" "$HOME/.local/share/fonts"; do
+  if [ -d "$d" ]; then mount -t tmpfs tmpfs "$d"; fi
+done
+if [ -n "$(ls -A /usr/share/fonts)" ]; then echo "fonts still visible" >&2; exit 97; fi
+exec "$@""#;
+    let probe = Command::new("unshare")
+        .args(["--mount", "--", "mount", "-t", "tmpfs", "tmpfs", "/usr/share/fonts"])
+        .output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        let why =
+            probe.map_or_else(|e| e.to_string(), |o| String::from_utf8_lossy(&o.stderr).trim().to_owned());
+        eprintln!("skipped: hiding the system fonts needs `unshare --mount` as root ({why})");
+        return None;
+    }
+    let out = Command::new("unshare")
+        .args(["--mount", "--", "sh", "-c", HIDE, "sh", env!("CARGO_BIN_EXE_local-vector-search-mcp")])
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("LVS_PDF_FONT")
+        .env_remove("LVS_PDF_SERIF_FONT")
+        .env_remove("LVS_PDF_MONO_FONT")
+        .env("RUST_LOG", "warn")
+        .arg("--project-root")
+        .arg(project.root())
+        .args(["--embedding-provider", "none"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(97), "the font folders could not be hidden");
+    Some(out)
+}
+
+#[test]
+fn without_any_installed_font_the_built_in_fonts_make_a_japanese_book() {
+    let project = Project::from_fixture("pdf");
+    let Some(out) = run_without_system_fonts(&project, &["pdf", "book.md", "--style", "classic"]) else {
+        return;
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let file = project.root().join("book.pdf");
+    let text = poppler("pdftotext", &["-enc", "UTF-8"], &file).unwrap_or_default();
+    assert!(squeeze(&body_text(&text)).contains(&squeeze(LONG_PARAGRAPH)), "{text}");
+    for needle in ["はじめに", "検索サーバー運用ガイド", "defaultMode: hybrid"] {
+        assert!(text.contains(needle), "'{needle}' missing:\n{text}");
+    }
+    let fonts = pdffonts(&file);
+    assert_every_font_embedded(&fonts, "no system fonts");
+    assert!(fonts.contains("+IPAexGothic") && fonts.contains("+IPAGothic"), "{fonts}");
+    // The installed mincho was hidden too: classic falls back to the gothic face.
+    assert!(!fonts.contains("Mincho"), "{fonts}");
+}
+
+/// `n` paragraphs of Japanese text (enough to fill pages).
+fn filler(topic: &str, n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "{topic}について説明します（段落{i}）。日本語の本文は両端をそろえて組まれ、読み手は行の長さが一定であることを期待します。この段落はページを埋めるための文章です。\n\n"
+            )
+        })
+        .collect()
+}
+
+fn multi_chapter_book() -> (String, Vec<&'static str>) {
+    let entries =
+        vec!["第1章　はじめに", "準備", "最初の一歩", "第2章　所有権", "所有権の規則", "第3章　構造体"];
+    let mut md = String::from("---\ntitle: テストの本\ndate: 2024-05-06\n---\n\n");
+    md.push_str(&format!("# {}\n\n{}", entries[0], filler("導入", 6)));
+    md.push_str(&format!("## {}\n\n{}", entries[1], filler("準備", 14)));
+    md.push_str(&format!("## {}\n\n{}", entries[2], filler("最初", 8)));
+    md.push_str(&format!("# {}\n\n{}", entries[3], filler("所有権", 4)));
+    md.push_str(&format!("## {}\n\n{}", entries[4], filler("規則", 10)));
+    md.push_str(&format!("# {}\n\n{}", entries[5], filler("構造体", 5)));
+    (md, entries)
+}
+
+fn page_text(file: &Path, page: usize) -> String {
+    let p = page.to_string();
+    poppler("pdftotext", &["-f", &p, "-l", &p, "-layout", "-enc", "UTF-8"], file).unwrap_or_default()
+}
+
+#[test]
+fn a_book_with_chapters_opens_with_a_table_of_contents_that_links_to_them() {
+    let project = Project::empty();
+    let (md, entries) = multi_chapter_book();
+    project.write("book.md", &md);
+    project.ok(&["pdf", "book.md", "--style", "classic"]);
+    let file = project.root().join("book.pdf");
+    let info = pdfinfo(&file);
+    assert!(info.lines().any(|l| l.starts_with("Title:") && l.trim_end().ends_with(" テストの本")), "{info}");
+    assert!(info.contains("CreationDate:") && info.contains("2024"), "the front matter's date: {info}");
+    let doc = lopdf::Document::load(&file).unwrap();
+    let catalog = doc.catalog().unwrap();
+    assert_eq!(catalog.get(b"Lang").unwrap().as_str().unwrap(), b"ja");
+    let pages = doc.get_pages();
+    let number_of: std::collections::HashMap<lopdf::ObjectId, u32> =
+        pages.iter().map(|(n, id)| (*id, *n)).collect();
+    let toc = page_text(&file, 1);
+    assert!(toc.contains("目次"), "page 1 is not the 目次:\n{toc}");
+    // The links of page 1, top to bottom, one per entry.
+    let page1 = doc.get_dictionary(pages[&1]).unwrap();
+    let mut links: Vec<(f32, u32)> = page1
+        .get(b"Annots")
+        .and_then(lopdf::Object::as_array)
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let annot = doc.get_dictionary(a.as_reference().unwrap()).unwrap();
+            let rect = annot.get(b"Rect").unwrap().as_array().unwrap();
+            let top = rect[3].as_float().unwrap();
+            let dest = annot.get(b"Dest").unwrap().as_array().unwrap();
+            (top, number_of[&dest[0].as_reference().unwrap()])
+        })
+        .collect();
+    links.sort_by(|a, b| b.0.total_cmp(&a.0));
+    assert_eq!(links.len(), entries.len(), "one link per entry:\n{toc}");
+    let toc_lines: Vec<&str> = toc.lines().filter(|l| !l.trim().is_empty()).collect();
+    for ((_, target), title) in links.iter().zip(&entries) {
+        let target_text = page_text(&file, *target as usize);
+        assert!(
+            squeeze(&target_text).contains(&squeeze(title)),
+            "'{title}' is not on page {target}:\n{target_text}"
+        );
+        // The number printed in the 目次 is the body's page number (the 目次 page is i).
+        let line = toc_lines
+            .iter()
+            .find(|l| squeeze(l).starts_with(&squeeze(title)))
+            .unwrap_or_else(|| panic!("{title} not in:\n{toc}"));
+        let printed: u32 = line.split_whitespace().last().unwrap().trim_start_matches('・').parse().unwrap();
+        assert_eq!(printed + 1, *target, "{line}");
+    }
+    // Chapters start on new pages in the classic style: the 目次 points at three different pages.
+    let chapter_pages: std::collections::BTreeSet<u32> = [0, 3, 5].iter().map(|&i| links[i].1).collect();
+    assert_eq!(chapter_pages.len(), 3);
+    // The running header names the chapter on a page inside it (not on its opening page).
+    let inside = links[0].1 + 1;
+    assert!(inside < links[3].1, "chapter 1 spans more than one page");
+    let head = page_text(&file, inside as usize);
+    let first_line = head.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    assert!(
+        squeeze(first_line).contains(&squeeze(entries[0])),
+        "running header of page {inside}: {first_line}"
+    );
+
+    // Turned off: one page fewer, and the book starts with its first chapter.
+    project.ok(&["pdf", "book.md", "--style", "classic", "--no-toc", "--out", "plain.pdf"]);
+    let plain = project.root().join("plain.pdf");
+    assert_eq!(page_count(&pdfinfo(&plain)) + 1, page_count(&info));
+    assert!(!page_text(&plain, 1).contains("目次"));
+}
+
+#[test]
+fn an_svg_figure_of_the_rust_book_is_drawn_as_a_picture() {
+    let Some(dir) = crate::support::shared_or_skip("corpora/rust-book-ja/src/img") else { return };
+    let project = Project::empty();
+    std::fs::create_dir_all(project.root().join("img")).unwrap();
+    std::fs::copy(dir.join("trpl04-01.svg"), project.root().join("img/trpl04-01.svg")).unwrap();
+    project.write(
+        "fig.md",
+        "# 図\n\nメモリ上の文字列:\n\n<img alt=\"メモリ上の文字列\" src=\"img/trpl04-01.svg\" class=\"center\" style=\"width: 50%;\" />\n\n図の後の文。\n",
+    );
+    let out = project.run(&["pdf", "fig.md", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["warnings"], json!([]), "the SVG is not a placeholder: {result}");
+    let file = project.root().join("fig.pdf");
+    let list = poppler("pdfimages", &["-list"], &file).unwrap_or_default();
+    assert_eq!(
+        list.lines().skip(2).filter(|l| l.split_whitespace().nth(2) == Some("image")).count(),
+        1,
+        "{list}"
+    );
+    // The rendered page: the figure's region has drawn lines and text (dark pixels on white),
+    // where a placeholder would be a nearly empty box.
+    let prefix = project.root().join("page");
+    let status = Command::new("pdftoppm")
+        .args(["-png", "-r", "80", "-f", "1", "-l", "1", "-gray"])
+        .arg(&file)
+        .arg(&prefix)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let png = std::fs::read_dir(project.root())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name().unwrap().to_string_lossy().starts_with("page")
+                && p.extension().is_some_and(|x| x == "png")
+        })
+        .unwrap();
+    let img = image::open(&png).unwrap().to_luma8();
+    // The figure sits between the heading and the last line: the middle band of the page.
+    let (w, h) = img.dimensions();
+    let band: Vec<f64> = img
+        .enumerate_pixels()
+        .filter(|(_, y, _)| *y > h / 6 && *y < h / 2)
+        .map(|(x, _, p)| if x < w { f64::from(p.0[0]) } else { 255.0 })
+        .collect();
+    let mean = band.iter().sum::<f64>() / band.len() as f64;
+    let var = band.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / band.len() as f64;
+    let dark = band.iter().filter(|v| **v < 128.0).count() as f64 / band.len() as f64;
+    assert!(
+        var.sqrt() > 25.0 && dark > 0.01,
+        "the figure region looks empty (sd {:.1}, dark {:.3})",
+        var.sqrt(),
+        dark
+    );
 }

@@ -90,6 +90,8 @@ const CRATE_OWNERS: &[(&str, &[&str])] = &[
     ("pulldown_cmark", &["src/markdown/"]),
     ("printpdf", &["src/export/"]),
     ("lopdf", &["src/export/"]),
+    ("fontdb", &["src/export/"]),
+    ("resvg", &["src/export/"]),
     // `config/tests.rs` checks the clap definition (`CommandFactory::debug_assert`).
     ("clap", &["src/config/cli.rs", "src/config/tests.rs", "src/cli/"]),
 ];
