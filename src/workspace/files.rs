@@ -139,6 +139,7 @@ impl Workspace {
             Some(m) if m.is_dir() => return Err(is_a_directory(path)),
             Some(_) => {}
         }
+        crate::failpoint("workspace.remove.before-remove");
         fs::remove_file(&resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))
     }
 

@@ -165,6 +165,10 @@ fn move_image_args(_: &mut Rpc, _: &Path) -> Value {
     json!({"name": "kb_move_image", "arguments": {"request": {"sourcePath": "images/a.gif", "targetPath": "pics/b.gif"}}})
 }
 
+fn delete_image_args(_: &mut Rpc, _: &Path) -> Value {
+    json!({"name": "kb_delete_image", "arguments": {"path": "images/a.gif"}})
+}
+
 /// The files of the reindex rows: more than one file, so a kill after the first is mid-run.
 const MANY: &[(&str, &str)] = &[
     BASE,
@@ -259,6 +263,15 @@ const MOVE_IMAGE: Writer = Writer {
     indexed: true,
     edits: &[],
     via: Via::Tool(move_image_args),
+    markers: &["commonbase"],
+    embeddings: false,
+};
+const DELETE_IMAGE: Writer = Writer {
+    // The image is written by `make`; the Markdown only checks the index.
+    files: &[BASE],
+    indexed: true,
+    edits: &[],
+    via: Via::Tool(delete_image_args),
     markers: &["commonbase"],
     embeddings: false,
 };
@@ -376,6 +389,12 @@ fn pdf_book() {
 #[test]
 fn move_image() {
     matrix(&MOVE_IMAGE, &[point("workspace.rename-new.before-rename", true, false)]);
+}
+
+#[test]
+fn delete_image() {
+    // Under `MUTATION.lock`, checked and resolved, just before the `unlink`.
+    matrix(&DELETE_IMAGE, &[point("workspace.remove.before-remove", true, false)]);
 }
 
 #[test]
@@ -885,4 +904,46 @@ fn a_kill_while_another_process_waits_for_the_writer() {
         let want: BTreeSet<String> = want.into_iter().map(str::to_owned).collect();
         assert_eq!(search_paths(&mut rpc, marker), want, "{marker}");
     }
+}
+
+/// Two servers on one project: A holds `MUTATION.lock` in the middle of a patch (its temp file
+/// written, not yet renamed), B's patch of another paragraph of the same file waits for that
+/// lock (B reports the wait: `workspace.lock.wait`). A is killed; B takes the lock, its hash
+/// check sees the old bytes (A never renamed) and its patch lands on them: the file is the old
+/// bytes plus B's edit, never A's half. A's temp file goes with the next sweep.
+#[test]
+fn a_kill_while_another_server_waits_for_the_mutation_lock() {
+    let project = Project::empty();
+    let root = project.root();
+    make(&PATCH, root, None);
+    let old = std::fs::read_to_string(root.join("notes/patch.md")).unwrap();
+    let (mut holder, holder_lines) = server_with_stderr(root, Some("workspace.write.temp-written=pause"));
+    let (mut waiter, waiter_lines) = server_with_stderr(root, Some("workspace.lock.wait=sleep(0)"));
+    let other = pointer_of(&mut waiter, "notes/patch.md", "別の段落");
+    let call = patch_args(&mut holder, root);
+    holder.send_request("tools/call", call);
+    wait_for_point(holder_lines.as_ref().unwrap(), "workspace.write.temp-written");
+    assert_eq!(temp_files(root).len(), 1, "A holds the lock with its temp file written");
+    let id = waiter.send_request(
+        "tools/call",
+        json!({"name": "kb_patch", "arguments": {"request": {"path": "notes/patch.md", "operations": [
+            {"kind": "replace_element", "pointer": other, "markdown": "plumwaiter の段落。"}]}}}),
+    );
+    wait_for_point(waiter_lines.as_ref().unwrap(), "workspace.lock.wait");
+    sigkill(holder.child());
+    let watchdog = Watchdog::new(waiter.child().id());
+    let frame = waiter.frames_until(|f| f["id"] == id).pop().unwrap();
+    assert_eq!(frame["result"]["isError"], false, "the waiting patch failed after the kill: {frame}");
+    let now = std::fs::read_to_string(root.join("notes/patch.md")).unwrap();
+    assert_eq!(now, old.replace("別の段落。", "plumwaiter の段落。"), "old bytes plus B's edit only");
+    let started = waiter.call("kb_reindex", json!({"request": {}}));
+    assert!(started.is_object());
+    wait_reindexed(&mut waiter);
+    assert_eq!(temp_files(root), Vec::<String>::new(), "A's temp file was swept");
+    for (marker, want) in [("plumwaiter", vec!["notes/patch.md"]), ("kiwiold", vec!["notes/patch.md"])] {
+        let want: BTreeSet<String> = want.into_iter().map(str::to_owned).collect();
+        assert_eq!(search_paths(&mut waiter, marker), want, "{marker}");
+    }
+    assert_eq!(search_paths(&mut waiter, "mangonew"), BTreeSet::new(), "A's edit never landed");
+    drop(watchdog);
 }
