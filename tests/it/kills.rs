@@ -947,3 +947,106 @@ fn a_kill_while_another_server_waits_for_the_mutation_lock() {
     assert_eq!(search_paths(&mut waiter, "mangonew"), BTreeSet::new(), "A's edit never landed");
     drop(watchdog);
 }
+
+/// The stdio server on `root` whose wait for another process's writer runs out after `ms`
+/// (`LVS_WRITER_WAIT_MS`, test builds only; 60 s otherwise).
+fn server_with_writer_wait(root: &Path, ms: u64) -> Rpc {
+    let mut cmd = cli(root);
+    cmd.env("LVS_WRITER_WAIT_MS", ms.to_string()).env_remove("LVS_FAILPOINTS").stderr(Stdio::null());
+    Rpc::spawn(cmd)
+}
+
+/// An edit made while another process holds the writer for longer than the wait is not left
+/// pending until the next edit: once the writer is free, it is indexed without another call.
+/// Process A (a reindex paused while it holds the writer) outlasts B's 300 ms wait; B's
+/// `kb_status` shows the edit pending with the busy writer as the reason; A is killed; B indexes
+/// the edit by itself.
+#[test]
+fn an_edit_that_outwaits_another_process_writer_is_retried_when_the_writer_frees_up() {
+    let project = Project::empty();
+    let root = project.root();
+    make(&REINDEX_CHANGED, root, None);
+    let (mut holder, lines) = cli_reindex(root, "indexer.reindex.file-done=pause");
+    wait_for_point(&lines, "indexer.reindex.file-done");
+    let mut rpc = server_with_writer_wait(root, 300);
+    let watchdog = Watchdog::new(rpc.child().id());
+    rpc.call(
+        "kb_create",
+        json!({"request": {"path": "late.md", "markdown": "# 遅\n\nlatecomer の文書。\n"}}),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let sync = rpc.call("kb_status", json!({}))["synchronization"].clone();
+        let pending = sync["paths"].as_array().unwrap().iter().any(|p| p == "late.md");
+        if pending && sync["lastError"].is_string() {
+            break; // the wait ran out at least once, with the busy writer as the reason
+        }
+        assert!(Instant::now() < deadline, "the edit never reported the busy writer: {sync}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(700)); // more than two waits: still pending, not dropped
+    let sync = rpc.call("kb_status", json!({}))["synchronization"].clone();
+    assert!(sync["paths"].as_array().unwrap().iter().any(|p| p == "late.md"), "{sync}");
+    sigkill(&mut holder);
+    // No further edit, no kb_reindex: only kb_status polls.
+    loop {
+        let sync = rpc.call("kb_status", json!({}))["synchronization"].clone();
+        if sync["pendingFiles"] == 0 {
+            assert!(sync["lastError"].is_null(), "{sync}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the pending edit was not retried after the writer freed up: {sync}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(search_paths(&mut rpc, "latecomer"), BTreeSet::from(["late.md".to_owned()]));
+    drop(watchdog);
+}
+
+/// Two reindexes from two processes: B's `kb_reindex` while A's CLI reindex runs waits for A's
+/// writer and meanwhile shows A's run in `kb_status` (A's files processed, A's current path, read
+/// from A's progress file); it keeps waiting past its own wait (1.5 s here, A takes longer) as
+/// long as A moves on, then finishes as a short catch-up. The progress file is gone afterwards.
+#[test]
+fn a_reindex_in_a_second_process_shows_the_running_one_and_finishes_after_it() {
+    let project = Project::empty();
+    let root = project.root();
+    make(&REINDEX_FULL, root, None);
+    // A: every file held 600 ms, 6 files: about 3.6 s in all.
+    let (mut a, a_lines) = cli_reindex(root, "indexer.reindex.file-done=sleep(600)");
+    wait_for_point(&a_lines, "indexer.reindex.file-done");
+    let mut rpc = server_with_writer_wait(root, 1500);
+    let watchdog = Watchdog::new(rpc.child().id());
+    let started = rpc.call("kb_reindex", json!({"request": {}}));
+    assert!(started.is_object(), "{started}");
+    let deadline = Instant::now() + PATIENCE;
+    let mut seen_other = None;
+    loop {
+        let indexing = rpc.call("kb_status", json!({}))["indexing"].clone();
+        let a_running = a.try_wait().unwrap().is_none();
+        if a_running
+            && indexing["isRunning"] == true
+            && indexing["current"]["processedFiles"].as_u64() > Some(0)
+        {
+            seen_other = Some(indexing["current"].clone());
+        }
+        if indexing["isRunning"] == false && !indexing["last"].is_null() && !a_running {
+            assert_eq!(indexing["last"]["outcome"], "succeeded", "B's reindex: {indexing}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "B's reindex did not end: {indexing}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seen = seen_other.expect("B's kb_status never showed A's run while B waited");
+    assert_eq!(seen["totalFiles"], 6, "{seen}");
+    let out = a.wait_with_output().unwrap();
+    assert!(out.status.success(), "A failed: {out:?}");
+    assert!(!root.join(INDEX_DIR).join("reindex-progress.json").exists(), "the progress file stays");
+    for (marker, want) in [("kiwiold", vec!["r/one.md", "r/three.md", "r/two.md"])] {
+        let want: BTreeSet<String> = want.into_iter().map(str::to_owned).collect();
+        assert_eq!(search_paths(&mut rpc, marker), want, "{marker}");
+    }
+    drop(watchdog);
+}
