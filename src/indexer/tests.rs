@@ -418,6 +418,36 @@ mod reindex_gate {
     }
 }
 
+/// The watcher's overflow case: notify's event for dropped OS events (inotify `IN_Q_OVERFLOW`,
+/// FSEvents `MustScanSubDirs`) asks for a full reconcile; ordinary events do not.
+#[test]
+fn an_overflow_event_asks_for_a_rescan_and_ordinary_events_do_not() {
+    use notify::event::{CreateKind, Flag};
+    use notify::{Event, EventKind};
+    let overflow = Event::new(EventKind::Other).set_flag(Flag::Rescan);
+    assert!(super::watch::needs_rescan(&overflow));
+    let created = Event::new(EventKind::Create(CreateKind::File)).add_path("/kb/a.md".into());
+    assert!(!super::watch::needs_rescan(&created));
+}
+
+/// Edits whose batch could not get the writer (another process kept it past the wait) are
+/// queued again, not left pending until the next edit; a newer change keeps its generation.
+#[test]
+fn a_batch_that_could_not_get_the_writer_is_queued_again() {
+    let mut q = super::service::Queue::default();
+    let g = q.schedule("a.md");
+    let batch = q.take_batch();
+    assert!(!q.has_queued());
+    q.complete(&batch, Err("busy".to_owned()));
+    q.requeue(&batch);
+    assert!(q.has_queued());
+    assert!(!q.is_synced("a.md", g));
+    assert_eq!(q.status().last_error.as_deref(), Some("busy"));
+    let again = q.take_batch();
+    q.complete(&again, Ok(()));
+    assert!(q.is_synced("a.md", g) && q.status().pending_files == 0);
+}
+
 mod debounce {
     use std::time::{Duration, Instant};
 
