@@ -255,6 +255,16 @@ impl ReindexSlot {
         }
     }
 
+    /// Forgets what [`ReindexSlot::other_process`] showed: this process's run has the writer.
+    pub(crate) fn own_run(&mut self) {
+        if let Some(c) = self.current.as_mut() {
+            c.processed_files = 0;
+            c.total_files = None;
+            c.current_path = None;
+            c.is_destructive_rebuild = false;
+        }
+    }
+
     /// The lexical part is committed: searches are allowed again.
     pub(crate) fn lexical_done(&mut self) {
         if let Some(c) = self.current.as_mut() {
@@ -667,6 +677,7 @@ impl<'a> Worker<'a> {
             let started = Instant::now();
             let mut deadline = started + writer_wait();
             let mut other = OtherRun::default();
+            let mut mirrored = false;
             let opened = loop {
                 match self.parts.open() {
                     Err(e) if e.is(ErrorDetail::WriterBusy) && Instant::now() < deadline => {
@@ -682,6 +693,7 @@ impl<'a> Worker<'a> {
                         }
                         if let Some(p) = &seen.progress {
                             s.reindex.other_process(p);
+                            mirrored = true;
                         }
                         drop(self.shared.wait_timeout(s, Duration::from_millis(50)));
                     }
@@ -690,6 +702,10 @@ impl<'a> Worker<'a> {
             };
             self.writer = Some(opened);
             self.vectors_idle = false;
+            if mirrored {
+                // This process's own run starts now: its own progress from zero.
+                self.shared.lock().reindex.own_run();
+            }
             tracing::debug!(target: "lvs::timing", "writer opened in {:?}", started.elapsed());
         }
         self.writer.as_mut().ok_or_else(|| Error::internal("the index writer could not be opened"))
