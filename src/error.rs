@@ -217,9 +217,9 @@ impl Error {
         error.with_source(copy_io_error(err))
     }
 
-    /// `PERMISSION_DENIED` "The temporary image could not be written." (`contract.md` §11.2),
-    /// with the reason and the fix added when the disk refused the write (full, over a quota or
-    /// a size limit, read-only).
+    /// `PERMISSION_DENIED` "The temporary image could not be written." (the contract's sentence
+    /// for a failed image write), with the reason and the fix added when the disk refused the
+    /// write (full, over a quota or a size limit, read-only).
     pub fn temp_image(err: std::io::Error) -> Self {
         const BASE: &str = "The temporary image could not be written.";
         let message = match err.kind() {
