@@ -217,6 +217,25 @@ impl Error {
         error.with_source(copy_io_error(err))
     }
 
+    /// `PERMISSION_DENIED` "The temporary image could not be written." (the contract's sentence
+    /// for a failed image write), with the reason and the fix added when the disk refused the
+    /// write (full, over a quota or a size limit, read-only).
+    pub fn temp_image(err: std::io::Error) -> Self {
+        const BASE: &str = "The temporary image could not be written.";
+        let message = match err.kind() {
+            std::io::ErrorKind::StorageFull
+            | std::io::ErrorKind::QuotaExceeded
+            | std::io::ErrorKind::FileTooLarge
+            | std::io::ErrorKind::ReadOnlyFilesystem => {
+                format!(
+                    "{BASE} The disk refused it ({err}); free space, raise the limit or make it writable, then retry."
+                )
+            }
+            _ => BASE.to_owned(),
+        };
+        Self::new(ErrorCode::PermissionDenied, message).with_source(err)
+    }
+
     /// The same error, marked with `detail` for callers that branch on it.
     #[must_use]
     pub fn with_detail(mut self, detail: ErrorDetail) -> Self {

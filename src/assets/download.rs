@@ -28,7 +28,7 @@ use reqwest::blocking::Client;
 use reqwest::dns::{Name, Resolve, Resolving};
 
 use super::{MAX_ASSET_BYTES, SIGNATURE_BYTES};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::text::Sha256Stream;
 
 /// Most redirects followed.
@@ -236,9 +236,9 @@ impl Downloader {
                 let take = (SIGNATURE_BYTES - prefix.len()).min(n);
                 prefix.extend_from_slice(&chunk[..take]);
             }
-            out.write_all(chunk).map_err(|_| write_error())?;
+            out.write_all(chunk).map_err(Error::temp_image)?;
         }
-        out.flush().map_err(|_| write_error())?;
+        out.flush().map_err(Error::temp_image)?;
         Ok(Downloaded { bytes: total, sha256: hasher.finish_hex(), prefix })
     }
 
@@ -248,11 +248,6 @@ impl Downloader {
             self.max_bytes
         ))
     }
-}
-
-/// `PERMISSION_DENIED` `The temporary image could not be written.` (`contract.md` §11.2 step 5).
-fn write_error() -> Error {
-    Error::new(ErrorCode::PermissionDenied, "The temporary image could not be written.")
 }
 
 /// A resolver that resolves nothing: every host a hop may reach is pinned with

@@ -463,6 +463,7 @@ impl Engine {
 
     fn watch(&self) -> Result<()> {
         let (changes, errors) = (Arc::clone(&self.service), Arc::clone(&self.service));
+        let rescans = Arc::clone(&self.service);
         let watcher = watch(
             self.core.workspace.root().to_path_buf(),
             self.core.workspace.internal_dir_name().to_owned(),
@@ -470,6 +471,8 @@ impl Engine {
             Box::new(move |rel: RelPath| {
                 changes.schedule(&rel);
             }),
+            // The OS dropped events: a `changed` reindex compares every file with the index.
+            Box::new(move || drop(rescans.request_reindex(ReindexOptions::default()))),
             Box::new(move |message: String| errors.report_error(WATCHER_PATH, message)),
         )?;
         *self.watcher.lock().map_err(|_| Error::internal("the watcher lock was poisoned"))? = Some(watcher);

@@ -57,6 +57,12 @@ impl IndexLayout {
     pub fn exists(&self) -> bool {
         self.snapshot_path().is_file()
     }
+    /// `reindex-progress.json`: the progress of a reindex running in some process, for the
+    /// others (removed when the run ends).
+    pub fn progress_path(&self) -> PathBuf {
+        self.dir.join("reindex-progress.json")
+    }
+
     /// The writer-session marker ([`SessionMarker`]).
     pub fn session_path(&self) -> PathBuf {
         self.dir.join("SESSION")

@@ -102,7 +102,7 @@ impl ReadSide {
                 "the vector file is missing; run kb_reindex (CLI: `reindex`) with the embedding endpoint running.",
             )
         };
-        restamped(&self.vectors, "vector reader", &path, missing, VectorIndex::view)
+        restamped(&self.vectors, "vector reader", &path, missing, VectorIndex::open_for_search)
     }
 
     /// The `k` nearest chunks to `query` within `filter`'s scope, nearest first (`(chunk id,

@@ -40,8 +40,24 @@ pub const WATCHER_PATH: &str = "<watcher>";
 /// Quiet time after the last piece of work before the writer is closed.
 pub const IDLE_AFTER: Duration = Duration::from_secs(1);
 
-/// How long the writer waits for another process's writer before giving up.
+/// How long the writer waits for another process's writer before giving up; the wait starts
+/// again while that process's reindex shows progress (see [`OtherRun`]).
 const WRITER_WAIT: Duration = Duration::from_secs(60);
+
+/// [`WRITER_WAIT`], shortened by `LVS_WRITER_WAIT_MS` in test builds (the `failpoints`
+/// feature), so tests of a wait that runs out need not take a minute.
+fn writer_wait() -> Duration {
+    #[cfg(feature = "failpoints")]
+    if let Some(ms) = std::env::var("LVS_WRITER_WAIT_MS").ok().and_then(|v| v.parse().ok()) {
+        return Duration::from_millis(ms);
+    }
+    WRITER_WAIT
+}
+
+/// How often a running reindex rewrites its progress file for other processes.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+/// A progress file not rewritten for this long is a dead process's (ignored).
+const PROGRESS_STALE: Duration = Duration::from_secs(30);
 
 /// Embeds a batch of texts (the embedding client; runs on the embedding thread).
 pub type EmbedFn = dyn Fn(&[&str]) -> Result<Vec<Vec<f32>>> + Send + Sync;
@@ -145,6 +161,16 @@ impl Queue {
         }
     }
 
+    /// Queues again the paths of `batch` that are still pending (a batch that could not get
+    /// the writer is retried, not left until the next edit of those files).
+    pub(crate) fn requeue(&mut self, batch: &[(String, u64)]) {
+        for (path, _) in batch {
+            if self.dirty.contains_key(path) {
+                self.queued.insert(path.clone());
+            }
+        }
+    }
+
     pub(crate) fn has_queued(&self) -> bool {
         !self.queued.is_empty()
     }
@@ -215,6 +241,27 @@ impl ReindexSlot {
             c.total_files = p.total.or(c.total_files);
             c.current_path = p.current_path.clone();
             c.is_destructive_rebuild |= p.destructive;
+        }
+    }
+
+    /// This process's run waits for another process's reindex: show that run's progress (its
+    /// files, its current path) in this one, which continues once the writer is free.
+    pub(crate) fn other_process(&mut self, other: &ReindexProgress) {
+        if let Some(c) = self.current.as_mut() {
+            c.processed_files = other.processed_files;
+            c.total_files = other.total_files;
+            c.current_path = other.current_path.clone();
+            c.is_destructive_rebuild = other.is_destructive_rebuild;
+        }
+    }
+
+    /// Forgets what [`ReindexSlot::other_process`] showed: this process's run has the writer.
+    pub(crate) fn own_run(&mut self) {
+        if let Some(c) = self.current.as_mut() {
+            c.processed_files = 0;
+            c.total_files = None;
+            c.current_path = None;
+            c.is_destructive_rebuild = false;
         }
     }
 
@@ -628,14 +675,25 @@ impl<'a> Worker<'a> {
     fn ensure_writer(&mut self) -> Result<&mut Indexer> {
         if self.writer.is_none() {
             let started = Instant::now();
-            let deadline = started + WRITER_WAIT;
+            let mut deadline = started + writer_wait();
+            let mut other = OtherRun::default();
+            let mut mirrored = false;
             let opened = loop {
                 match self.parts.open() {
                     Err(e) if e.is(ErrorDetail::WriterBusy) && Instant::now() < deadline => {
                         crate::failpoint("indexer.writer-busy");
-                        let s = self.shared.lock();
+                        let seen = other.observe(&self.parts.layout.progress_path());
+                        if seen.advanced {
+                            // The other process's reindex moves on: keep waiting for it.
+                            deadline = Instant::now() + writer_wait();
+                        }
+                        let mut s = self.shared.lock();
                         if s.shutdown {
                             return Err(Error::internal("the indexing service is shutting down"));
+                        }
+                        if let Some(p) = &seen.progress {
+                            s.reindex.other_process(p);
+                            mirrored = true;
                         }
                         drop(self.shared.wait_timeout(s, Duration::from_millis(50)));
                     }
@@ -644,6 +702,10 @@ impl<'a> Worker<'a> {
             };
             self.writer = Some(opened);
             self.vectors_idle = false;
+            if mirrored {
+                // This process's own run starts now: its own progress from zero.
+                self.shared.lock().reindex.own_run();
+            }
             tracing::debug!(target: "lvs::timing", "writer opened in {:?}", started.elapsed());
         }
         self.writer.as_mut().ok_or_else(|| Error::internal("the index writer could not be opened"))
@@ -682,6 +744,16 @@ impl<'a> Worker<'a> {
                     _ => Ok(()),
                 }
             }
+            Err(e) if e.is(ErrorDetail::WriterBusy) => {
+                // Another process kept the writer past the wait: say so, and try again.
+                tracing::debug!("edits wait for another process's index writer: {}", e.message);
+                let mut s = self.shared.lock();
+                s.queue.complete(batch, Err(e.message));
+                s.queue.requeue(batch);
+                drop(s);
+                self.shared.changed.notify_all();
+                return;
+            }
             Err(e) => {
                 tracing::warn!("Could not synchronize committed Markdown files: {}", e.message);
                 self.close_writer();
@@ -712,8 +784,23 @@ impl<'a> Worker<'a> {
 
     fn reindex(&mut self, opts: ReindexOptions) {
         let shared = self.shared;
-        let mut on_progress = |p: &Progress| shared.lock().reindex.progress(p);
+        let progress_path = self.parts.layout.progress_path();
+        let mut last_written: Option<Instant> = None;
+        let mut on_progress = |p: &Progress| {
+            let current = {
+                let mut s = shared.lock();
+                s.reindex.progress(p);
+                s.reindex.current.clone()
+            };
+            if last_written.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY)
+                && let Some(current) = current
+            {
+                last_written = Some(Instant::now());
+                write_progress(&progress_path, &current);
+            }
+        };
         let outcome = self.ensure_writer().and_then(|w| w.reindex(opts, &mut on_progress));
+        let _ = std::fs::remove_file(&progress_path);
         let result = match outcome {
             Ok(r) => r,
             Err(e) => {
@@ -799,5 +886,51 @@ impl<'a> Worker<'a> {
     fn end_reindex(&mut self, outcome: Result<ReindexResult>) {
         self.shared.lock().reindex.finish(outcome);
         self.shared.changed.notify_all();
+    }
+}
+
+/// Publishes a running reindex's progress for other processes on this project (their
+/// `kb_status` shows it while they wait for the writer). Best effort: a failure only logs.
+fn write_progress(path: &std::path::Path, current: &ReindexProgress) {
+    let outcome = serde_json::to_vec(current)
+        .map_err(|e| Error::internal(format!("could not encode the reindex progress: {e}")))
+        .and_then(|bytes| {
+            crate::workspace::replace_file_atomic(path, "the reindex progress file", |temp| {
+                std::fs::write(temp, &bytes).map_err(|e| Error::io("the reindex progress file", &e))
+            })
+        });
+    if let Err(e) = outcome {
+        tracing::debug!("could not publish the reindex progress: {}", e.message);
+    }
+}
+
+/// What a waiting writer has seen of another process's reindex (through its progress file).
+#[derive(Default)]
+pub(crate) struct OtherRun {
+    last: Option<Vec<u8>>,
+}
+
+/// One look at the other process's progress file.
+pub(crate) struct Seen {
+    /// Its progress, when the file is there, readable and fresh.
+    pub(crate) progress: Option<ReindexProgress>,
+    /// It changed since the last look (the other run is alive and moving).
+    pub(crate) advanced: bool,
+}
+
+impl OtherRun {
+    pub(crate) fn observe(&mut self, path: &std::path::Path) -> Seen {
+        let fresh = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age < PROGRESS_STALE);
+        let bytes = if fresh { std::fs::read(path).ok() } else { None };
+        let progress = bytes.as_deref().and_then(|b| serde_json::from_slice::<ReindexProgress>(b).ok());
+        let advanced = progress.is_some() && self.last.is_some() && bytes != self.last;
+        if bytes.is_some() {
+            self.last = bytes;
+        }
+        Seen { progress, advanced }
     }
 }

@@ -381,6 +381,43 @@ mod reindex_gate {
         assert!(slot.status().is_running);
     }
 
+    /// A run waiting for another process's writer shows that run's progress (read from its
+    /// progress file, which counts as moving on only when it changes), then its own from zero.
+    #[test]
+    fn a_waiting_run_shows_the_other_process_run_then_its_own() {
+        use super::service::OtherRun;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("reindex-progress.json");
+        let mut other = OtherRun::default();
+        assert!(other.observe(&file).progress.is_none(), "no file: nothing to show");
+        let mut theirs = ReindexSlot::default();
+        theirs.request(ReindexOptions { all: true, force: false });
+        let p = |n| Progress {
+            processed: n,
+            total: Some(6),
+            current_path: Some("r/one.md".into()),
+            destructive: false,
+        };
+        theirs.progress(&p(2));
+        std::fs::write(&file, serde_json::to_vec(&theirs.status().current.unwrap()).unwrap()).unwrap();
+        let first = other.observe(&file);
+        assert!(!first.advanced, "the first look is no movement yet");
+        assert!(!other.observe(&file).advanced, "the same bytes: not moving");
+        theirs.progress(&p(3));
+        std::fs::write(&file, serde_json::to_vec(&theirs.status().current.unwrap()).unwrap()).unwrap();
+        let seen = other.observe(&file);
+        assert!(seen.advanced);
+        let mut mine = ReindexSlot::default();
+        mine.request(ReindexOptions::default());
+        mine.other_process(seen.progress.as_ref().unwrap());
+        let shown = mine.status().current.unwrap();
+        assert_eq!((shown.processed_files, shown.total_files, shown.scope.as_str()), (3, Some(6), "changed"));
+        assert_eq!(shown.current_path.as_deref(), Some("r/one.md"));
+        mine.own_run();
+        let own = mine.status().current.unwrap();
+        assert_eq!((own.processed_files, own.total_files, own.current_path), (0, None, None));
+    }
+
     #[test]
     fn searches_are_refused_only_while_a_destructive_rebuild_runs() {
         let mut slot = ReindexSlot::default();
@@ -416,6 +453,36 @@ mod reindex_gate {
         assert_eq!((last.outcome.as_str(), last.error.as_deref()), ("failed", Some("boom")));
         assert!(slot.request(ReindexOptions::default()).started);
     }
+}
+
+/// The watcher's overflow case: notify's event for dropped OS events (inotify `IN_Q_OVERFLOW`,
+/// FSEvents `MustScanSubDirs`) asks for a full reconcile; ordinary events do not.
+#[test]
+fn an_overflow_event_asks_for_a_rescan_and_ordinary_events_do_not() {
+    use notify::event::{CreateKind, Flag};
+    use notify::{Event, EventKind};
+    let overflow = Event::new(EventKind::Other).set_flag(Flag::Rescan);
+    assert!(super::watch::needs_rescan(&overflow));
+    let created = Event::new(EventKind::Create(CreateKind::File)).add_path("/kb/a.md".into());
+    assert!(!super::watch::needs_rescan(&created));
+}
+
+/// Edits whose batch could not get the writer (another process kept it past the wait) are
+/// queued again, not left pending until the next edit; a newer change keeps its generation.
+#[test]
+fn a_batch_that_could_not_get_the_writer_is_queued_again() {
+    let mut q = super::service::Queue::default();
+    let g = q.schedule("a.md");
+    let batch = q.take_batch();
+    assert!(!q.has_queued());
+    q.complete(&batch, Err("busy".to_owned()));
+    q.requeue(&batch);
+    assert!(q.has_queued());
+    assert!(!q.is_synced("a.md", g));
+    assert_eq!(q.status().last_error.as_deref(), Some("busy"));
+    let again = q.take_batch();
+    q.complete(&again, Ok(()));
+    assert!(q.is_synced("a.md", g) && q.status().pending_files == 0);
 }
 
 mod debounce {

@@ -104,13 +104,21 @@ fn relevant(root: &Path, internal: &str, filter: &GlobFilter, path: &Path) -> Op
     Some(rel)
 }
 
-/// Watches `root` recursively; calls `on_change` for each debounced path and `on_error` for
-/// watcher failures.
+/// Whether the OS dropped events (inotify's queue overflowed, FSEvents asks for a rescan of a
+/// folder): notify then reports one event with the `Rescan` flag and no usable path, and only a
+/// full reconcile of the tree catches up.
+pub(crate) fn needs_rescan(event: &notify::Event) -> bool {
+    event.need_rescan()
+}
+
+/// Watches `root` recursively; calls `on_change` for each debounced path, `on_rescan` when the
+/// OS dropped events (see [`needs_rescan`]) and `on_error` for watcher failures.
 pub fn watch(
     root: PathBuf,
     internal_dir: String,
     filter: GlobFilter,
     on_change: Box<dyn Fn(RelPath) + Send>,
+    on_rescan: Box<dyn Fn() + Send + Sync>,
     on_error: Box<dyn Fn(String) + Send + Sync>,
 ) -> Result<FileWatcher> {
     let pending: Arc<Pending> = Arc::default();
@@ -121,6 +129,13 @@ pub fn watch(
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
         Ok(event) => {
             if matches!(event.kind, notify::EventKind::Access(_)) {
+                return;
+            }
+            if needs_rescan(&event) {
+                tracing::info!(
+                    "the OS dropped file events (its queue overflowed); reconciling the whole tree"
+                );
+                on_rescan();
                 return;
             }
             let mut map = events_pending.lock();

@@ -123,6 +123,26 @@ impl VectorIndex {
         Ok(VectorIndex { index, dims })
     }
 
+    /// Reads `path` into memory whatever its dimensions: a searcher's copy that keeps no handle
+    /// and no mapping of the file once it returns.
+    pub fn read(path: &Path) -> Result<VectorIndex> {
+        let meta = Index::metadata(&path_str(path)?).map_err(|e| vec_err("Reading the vector index", e))?;
+        let dims = usize::try_from(meta.dimensions).unwrap_or(0);
+        let index =
+            Index::new(&IndexOptions::from(meta)).map_err(|e| vec_err("Opening the vector index", e))?;
+        index.load(&path_str(path)?).map_err(|e| vec_err("Loading the vector index", e))?;
+        Ok(VectorIndex { index, dims })
+    }
+
+    /// A searcher's copy of `path`: mapped ([`VectorIndex::view`]) where the writer may rename
+    /// a new file over a mapped one (Linux, macOS: the mapping keeps the old inode), read into
+    /// memory ([`VectorIndex::read`]) on Windows, where usearch maps the file without delete
+    /// sharing and the writer's rename over it would fail while any search holds the view
+    /// (docs/design/portability.md).
+    pub fn open_for_search(path: &Path) -> Result<VectorIndex> {
+        if cfg!(windows) { VectorIndex::read(path) } else { VectorIndex::view(path) }
+    }
+
     /// Dimensions.
     pub fn dims(&self) -> usize {
         self.dims

@@ -191,6 +191,45 @@ fn index_add_search_save_load_and_view() {
     assert_eq!(err.message, "Embedding dimension mismatch. Expected 16, got 8.");
 }
 
+/// Whether this process maps or holds open `path` (Linux: `/proc/self/maps` and `fd`).
+#[cfg(target_os = "linux")]
+fn process_holds(path: &std::path::Path) -> bool {
+    let name = path.to_string_lossy().into_owned();
+    let mapped = std::fs::read_to_string("/proc/self/maps").unwrap().lines().any(|l| l.ends_with(&name));
+    let open = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .any(|target| target == path);
+    mapped || open
+}
+
+/// The searcher's copy used on Windows ([`VectorIndex::read`]) keeps neither a mapping nor a
+/// handle of the file, so the writer can replace it while searches run; it answers from its
+/// copy after the file was replaced. A view, by contrast, maps the file (the check can fail).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_read_copy_holds_no_mapping_of_the_vector_file_so_it_can_be_replaced() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(VECTOR_FILE);
+    let mut ix = VectorIndex::new(16).expect("index");
+    for key in 1..=300u64 {
+        ix.add(key, &fake_embed::vector(&format!("段落 {key}"), 16)).expect("add");
+    }
+    ix.add(7_000, &unit(16, 3)).expect("add");
+    ix.save(&path).expect("save");
+    let copy = VectorIndex::read(&path).expect("read");
+    assert_eq!((copy.dims(), copy.len()), (16, 301));
+    assert!(!process_holds(&path), "the read copy still maps or holds the file");
+    // The writer replaces the file (a new generation without key 7000).
+    ix.remove(7_000).expect("remove");
+    ix.save(&path).expect("save over");
+    assert_eq!(copy.search(&unit(16, 3), 1, None).expect("search")[0].0, 7_000, "answers from its copy");
+    assert_eq!(VectorIndex::read(&path).expect("re-read").len(), 300, "the next copy sees the new file");
+    let view = VectorIndex::view(&path).expect("view");
+    assert!(process_holds(&path), "a view maps the file (so the check above can fail)");
+    drop(view);
+}
+
 #[test]
 fn scoped_search_returns_top_k_within_scope() {
     let dims = 32;

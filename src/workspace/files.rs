@@ -83,11 +83,7 @@ impl Workspace {
         };
         match TempFile::create(&dir_abs) {
             Ok((temp, file)) => Ok(Staged { temp: Some(temp), file: Some(file), dir: dir.cloned(), created }),
-            Err(e) => Err(cleanup(
-                &created,
-                Error::new(ErrorCode::PermissionDenied, "The temporary image could not be written.")
-                    .with_source(e),
-            )),
+            Err(e) => Err(cleanup(&created, Error::temp_image(e))),
         }
     }
 
@@ -101,10 +97,7 @@ impl Workspace {
         if let Some(file) = staged.file.take() {
             let synced = file.sync_all();
             drop(file);
-            synced.map_err(|e| {
-                Error::new(ErrorCode::PermissionDenied, "The temporary image could not be written.")
-                    .with_source(e)
-            })?;
+            synced.map_err(Error::temp_image)?;
         }
         let temp_path =
             staged.temp.as_ref().map(|t| t.path.clone()).ok_or_else(|| Error::internal("nothing staged"))?;
@@ -139,6 +132,7 @@ impl Workspace {
             Some(m) if m.is_dir() => return Err(is_a_directory(path)),
             Some(_) => {}
         }
+        crate::failpoint("workspace.remove.before-remove");
         fs::remove_file(&resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))
     }
 

@@ -20,6 +20,12 @@ impl LockFile {
     /// the file in messages (e.g. `the mutation lock file`), never as an absolute path.
     pub fn acquire(path: &Path, what: &str) -> Result<LockFile> {
         let file = open(path, what)?;
+        match file.try_lock() {
+            Ok(()) => return Ok(LockFile { _file: file }),
+            Err(TryLockError::WouldBlock) => crate::failpoint("workspace.lock.wait"),
+            Err(TryLockError::Error(e)) => return Err(Error::io(what, &e)),
+        }
+        // Someone else holds it (another process, or another handle here): wait for it.
         file.lock().map_err(|e| Error::io(what, &e))?;
         Ok(LockFile { _file: file })
     }

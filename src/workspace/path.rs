@@ -234,7 +234,38 @@ pub(crate) fn component_problem(component: &str) -> Option<String> {
     if DEVICE_NAMES.iter().any(|d| d.eq_ignore_ascii_case(stem)) {
         return Some(format!("'{shown}' is a reserved Windows device name; rename it."));
     }
+    if is_short_name(component) {
+        return Some(format!(
+            "'{shown}' has the form of a Windows 8.3 short name (like PROGRA~1), which can stand for another, longer name there; use the long name, or rename the file without '~' and a number."
+        ));
+    }
     None
+}
+
+/// Whether `component` has the shape of an NTFS 8.3 short name (`PROGRA~1`, `DOCUME~1.MD`,
+/// `LOCAL-~1`, the hashed `AB12C~1`): ASCII only, a stem of at most 8 characters that ends in
+/// `~` and 1–6 digits after at least one other character, and an extension of at most 3.
+///
+/// On Windows such a name can be a second name of a file or folder with a long name (the index
+/// folder, `.git`), so the guard, which compares names, would not see where it leads. Refused on
+/// every platform (see docs/design/portability.md): a knowledge base behaves the same
+/// everywhere, and resolving short names needs the Windows API.
+pub(crate) fn is_short_name(component: &str) -> bool {
+    if !component.is_ascii() {
+        return false;
+    }
+    let (stem, ext) = match component.split_once('.') {
+        Some((stem, ext)) => (stem, Some(ext)),
+        None => (component, None),
+    };
+    if ext.is_some_and(|e| e.is_empty() || e.len() > 3 || e.contains('.')) || stem.len() > 8 {
+        return false;
+    }
+    let Some((base, digits)) = stem.rsplit_once('~') else { return false };
+    !base.is_empty()
+        && !base.contains('~')
+        && (1..=6).contains(&digits.len())
+        && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `s` with control characters and quotes escaped, for echoing user input in messages.

@@ -121,6 +121,37 @@ fn drive_letters_and_unc_need_a_relative_path_but_colons_are_components() {
     }
 }
 
+/// 8.3 short names (NTFS aliases of long names) are refused on every platform, in any case and
+/// at any depth; names that only look similar are not.
+#[test]
+fn windows_short_names_are_refused_and_look_alikes_are_not() {
+    for name in ["PROGRA~1", "DOCUME~1.MD", "docume~1.md", "LOCAL-~1", "GIT~1", "AB12C~1", "A~123456.TXT"] {
+        assert!(path::is_short_name(name), "{name} is a short name");
+    }
+    for name in [
+        "a~b.md",
+        "~1.md",
+        "notes~.md",
+        "ガイド~1.md",
+        "LONGNAME~1.md",
+        "A~1234567",
+        "A~1.MDXX",
+        "A~~1",
+        "a.~1",
+    ] {
+        assert!(!path::is_short_name(name), "{name} is not a short name");
+    }
+    for input in ["PROGRA~1/a.md", "docs/DOCUME~1.MD", "LOCAL-~1/meta.redb", "GIT~1/config"] {
+        let err = path::parse(input, PathContext::Any, Some(".local-vector-search-mcp")).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidPath, "{input}");
+        assert!(err.message.contains("8.3 short name"), "{input}: {}", err.message);
+        assert!(!err.message.contains('\n'), "one line: {}", err.message);
+    }
+    for input in ["docs/a~b.md", "docs/v1~draft.md", "ガイド~1.md"] {
+        assert!(path::parse(input, PathContext::Any, None).is_ok(), "{input}");
+    }
+}
+
 #[test]
 fn trailing_slash_device_names_with_spaces_and_long_paths_are_refused() {
     let (_dir, ws) = fixture();

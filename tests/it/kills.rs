@@ -165,6 +165,10 @@ fn move_image_args(_: &mut Rpc, _: &Path) -> Value {
     json!({"name": "kb_move_image", "arguments": {"request": {"sourcePath": "images/a.gif", "targetPath": "pics/b.gif"}}})
 }
 
+fn delete_image_args(_: &mut Rpc, _: &Path) -> Value {
+    json!({"name": "kb_delete_image", "arguments": {"path": "images/a.gif"}})
+}
+
 /// The files of the reindex rows: more than one file, so a kill after the first is mid-run.
 const MANY: &[(&str, &str)] = &[
     BASE,
@@ -259,6 +263,15 @@ const MOVE_IMAGE: Writer = Writer {
     indexed: true,
     edits: &[],
     via: Via::Tool(move_image_args),
+    markers: &["commonbase"],
+    embeddings: false,
+};
+const DELETE_IMAGE: Writer = Writer {
+    // The image is written by `make`; the Markdown only checks the index.
+    files: &[BASE],
+    indexed: true,
+    edits: &[],
+    via: Via::Tool(delete_image_args),
     markers: &["commonbase"],
     embeddings: false,
 };
@@ -376,6 +389,12 @@ fn pdf_book() {
 #[test]
 fn move_image() {
     matrix(&MOVE_IMAGE, &[point("workspace.rename-new.before-rename", true, false)]);
+}
+
+#[test]
+fn delete_image() {
+    // Under `MUTATION.lock`, checked and resolved, just before the `unlink`.
+    matrix(&DELETE_IMAGE, &[point("workspace.remove.before-remove", true, false)]);
 }
 
 #[test]
@@ -885,4 +904,147 @@ fn a_kill_while_another_process_waits_for_the_writer() {
         let want: BTreeSet<String> = want.into_iter().map(str::to_owned).collect();
         assert_eq!(search_paths(&mut rpc, marker), want, "{marker}");
     }
+}
+
+/// Two servers on one project: A holds `MUTATION.lock` in the middle of a patch (its temp file
+/// written, not yet renamed), B's patch of another paragraph of the same file waits for that
+/// lock (B reports the wait: `workspace.lock.wait`). A is killed; B takes the lock, its hash
+/// check sees the old bytes (A never renamed) and its patch lands on them: the file is the old
+/// bytes plus B's edit, never A's half. A's temp file goes with the next sweep.
+#[test]
+fn a_kill_while_another_server_waits_for_the_mutation_lock() {
+    let project = Project::empty();
+    let root = project.root();
+    make(&PATCH, root, None);
+    let old = std::fs::read_to_string(root.join("notes/patch.md")).unwrap();
+    let (mut holder, holder_lines) = server_with_stderr(root, Some("workspace.write.temp-written=pause"));
+    let (mut waiter, waiter_lines) = server_with_stderr(root, Some("workspace.lock.wait=sleep(0)"));
+    let other = pointer_of(&mut waiter, "notes/patch.md", "別の段落");
+    let call = patch_args(&mut holder, root);
+    holder.send_request("tools/call", call);
+    wait_for_point(holder_lines.as_ref().unwrap(), "workspace.write.temp-written");
+    assert_eq!(temp_files(root).len(), 1, "A holds the lock with its temp file written");
+    let id = waiter.send_request(
+        "tools/call",
+        json!({"name": "kb_patch", "arguments": {"request": {"path": "notes/patch.md", "operations": [
+            {"kind": "replace_element", "pointer": other, "markdown": "plumwaiter の段落。"}]}}}),
+    );
+    wait_for_point(waiter_lines.as_ref().unwrap(), "workspace.lock.wait");
+    sigkill(holder.child());
+    let watchdog = Watchdog::new(waiter.child().id());
+    let frame = waiter.frames_until(|f| f["id"] == id).pop().unwrap();
+    assert_eq!(frame["result"]["isError"], false, "the waiting patch failed after the kill: {frame}");
+    let now = std::fs::read_to_string(root.join("notes/patch.md")).unwrap();
+    assert_eq!(now, old.replace("別の段落。", "plumwaiter の段落。"), "old bytes plus B's edit only");
+    let started = waiter.call("kb_reindex", json!({"request": {}}));
+    assert!(started.is_object());
+    wait_reindexed(&mut waiter);
+    assert_eq!(temp_files(root), Vec::<String>::new(), "A's temp file was swept");
+    for (marker, want) in [("plumwaiter", vec!["notes/patch.md"]), ("kiwiold", vec!["notes/patch.md"])] {
+        let want: BTreeSet<String> = want.into_iter().map(str::to_owned).collect();
+        assert_eq!(search_paths(&mut waiter, marker), want, "{marker}");
+    }
+    assert_eq!(search_paths(&mut waiter, "mangonew"), BTreeSet::new(), "A's edit never landed");
+    drop(watchdog);
+}
+
+/// The stdio server on `root` whose wait for another process's writer runs out after `ms`
+/// (`LVS_WRITER_WAIT_MS`, test builds only; 60 s otherwise).
+fn server_with_writer_wait(root: &Path, ms: u64) -> Rpc {
+    let mut cmd = cli(root);
+    cmd.env("LVS_WRITER_WAIT_MS", ms.to_string()).env_remove("LVS_FAILPOINTS").stderr(Stdio::null());
+    Rpc::spawn(cmd)
+}
+
+/// An edit made while another process holds the writer for longer than the wait is not left
+/// pending until the next edit: once the writer is free, it is indexed without another call.
+/// Process A (a reindex paused while it holds the writer) outlasts B's 300 ms wait; B's
+/// `kb_status` shows the edit pending with the busy writer as the reason; A is killed; B indexes
+/// the edit by itself.
+#[test]
+fn an_edit_that_outwaits_another_process_writer_is_retried_when_the_writer_frees_up() {
+    let project = Project::empty();
+    let root = project.root();
+    make(&REINDEX_CHANGED, root, None);
+    let (mut holder, lines) = cli_reindex(root, "indexer.reindex.file-done=pause");
+    wait_for_point(&lines, "indexer.reindex.file-done");
+    let mut rpc = server_with_writer_wait(root, 300);
+    let watchdog = Watchdog::new(rpc.child().id());
+    rpc.call(
+        "kb_create",
+        json!({"request": {"path": "late.md", "markdown": "# 遅\n\nlatecomer の文書。\n"}}),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let sync = rpc.call("kb_status", json!({}))["synchronization"].clone();
+        let pending = sync["paths"].as_array().unwrap().iter().any(|p| p == "late.md");
+        if pending && sync["lastError"].is_string() {
+            break; // the wait ran out at least once, with the busy writer as the reason
+        }
+        assert!(Instant::now() < deadline, "the edit never reported the busy writer: {sync}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(700)); // more than two waits: still pending, not dropped
+    let sync = rpc.call("kb_status", json!({}))["synchronization"].clone();
+    assert!(sync["paths"].as_array().unwrap().iter().any(|p| p == "late.md"), "{sync}");
+    sigkill(&mut holder);
+    // No further edit, no kb_reindex: only kb_status polls.
+    loop {
+        let sync = rpc.call("kb_status", json!({}))["synchronization"].clone();
+        if sync["pendingFiles"] == 0 {
+            assert!(sync["lastError"].is_null(), "{sync}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the pending edit was not retried after the writer freed up: {sync}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(search_paths(&mut rpc, "latecomer"), BTreeSet::from(["late.md".to_owned()]));
+    drop(watchdog);
+}
+
+/// Two reindexes from two processes: B's `kb_reindex` while A's CLI reindex runs waits for A's
+/// writer and meanwhile shows A's run in `kb_status` (A's files processed, A's current path, read
+/// from A's progress file); it keeps waiting past its own wait (1.5 s here, A takes longer) as
+/// long as A moves on, then finishes as a short catch-up. The progress file is gone afterwards.
+#[test]
+fn a_reindex_in_a_second_process_shows_the_running_one_and_finishes_after_it() {
+    let project = Project::empty();
+    let root = project.root();
+    make(&REINDEX_FULL, root, None);
+    // A: every file held 600 ms, 6 files: about 3.6 s in all.
+    let (mut a, a_lines) = cli_reindex(root, "indexer.reindex.file-done=sleep(600)");
+    wait_for_point(&a_lines, "indexer.reindex.file-done");
+    let mut rpc = server_with_writer_wait(root, 1500);
+    let watchdog = Watchdog::new(rpc.child().id());
+    let started = rpc.call("kb_reindex", json!({"request": {}}));
+    assert!(started.is_object(), "{started}");
+    let deadline = Instant::now() + PATIENCE;
+    let mut seen_other = None;
+    loop {
+        let indexing = rpc.call("kb_status", json!({}))["indexing"].clone();
+        let a_running = a.try_wait().unwrap().is_none();
+        if a_running
+            && indexing["isRunning"] == true
+            && indexing["current"]["processedFiles"].as_u64() > Some(0)
+        {
+            seen_other = Some(indexing["current"].clone());
+        }
+        if indexing["isRunning"] == false && !indexing["last"].is_null() && !a_running {
+            assert_eq!(indexing["last"]["outcome"], "succeeded", "B's reindex: {indexing}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "B's reindex did not end: {indexing}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seen = seen_other.expect("B's kb_status never showed A's run while B waited");
+    assert_eq!(seen["totalFiles"], 6, "{seen}");
+    let out = a.wait_with_output().unwrap();
+    assert!(out.status.success(), "A failed: {out:?}");
+    assert!(!root.join(INDEX_DIR).join("reindex-progress.json").exists(), "the progress file stays");
+    let want: BTreeSet<String> = ["r/one.md", "r/three.md", "r/two.md"].map(str::to_owned).into();
+    assert_eq!(search_paths(&mut rpc, "kiwiold"), want);
+    drop(watchdog);
 }

@@ -10,6 +10,7 @@ mod edits;
 #[path = "../fake_embed/mod.rs"]
 mod fake_embed;
 mod format;
+mod fullfs;
 mod hostile;
 mod html;
 #[path = "../common/images.rs"]
