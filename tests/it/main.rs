@@ -16,6 +16,7 @@ mod html;
 mod images;
 mod kills;
 mod links;
+mod lists;
 mod mcp;
 mod metadata;
 mod names;
