@@ -13,11 +13,11 @@ use crate::catalog::args;
 use crate::catalog::docs::load_valid_index;
 use crate::catalog::find::{Budget, TagsPage, find_docs, tag_rows, tags_answer};
 use crate::catalog::load::{query_input, run_check};
-use crate::catalog::messages::{Msg, msg};
 use crate::catalog::update::{Update, update_index};
 use crate::catalog::{self, CatalogSettings, Language, SettingsEnv};
 use crate::config::MIN_ANSWER_BYTES;
 use crate::error::{Error, ErrorCode, Result};
+use crate::messages::{Msg, msg};
 use crate::wire::{
     CatalogText, CheckIssue, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest,
     UpdateIndexRequest, UpdateIndexResponse,
@@ -77,6 +77,13 @@ impl Engine {
         };
         let answer = tags_answer(page, json, lang);
         Ok(CatalogText { text: answer.text, structured: answer.structured })
+    }
+
+    /// E10: `name` is not an argument of a catalog or HTML tool (`accepted` are), in the
+    /// language of the catalog settings the call would read (`config`), else in English.
+    pub fn unknown_catalog_argument(&self, name: &str, accepted: &[&str], config: Option<&str>) -> Error {
+        let lang = self.find_catalog_settings(config).ok().flatten().map(|s| s.language).unwrap_or_default();
+        Error::invalid_argument(msg!(lang, UnknownArgument, name, list = accepted.join(", ")))
     }
 
     /// The answer budget of a catalog call: its `max_bytes`, else `tools.maxAnswerBytes`; a

@@ -268,3 +268,20 @@ fn thousands_of_images_page_within_the_budget_and_reassemble_exactly() {
     assert_eq!(frame["result"]["isError"], true);
     assert!(frame.to_string().contains("maxBytes must be at least"), "{frame}");
 }
+
+/// E10 in the catalog's language: a catalog tool given an argument it does not take names it
+/// and the accepted ones in Japanese when the catalog's `language` is `ja`; the server keeps
+/// serving.
+#[test]
+fn an_unknown_catalog_argument_is_refused_in_the_catalog_language() {
+    let (project, _, _) = big_catalog(3);
+    let mut rpc = server(&project);
+    let frame = rpc.call_raw("kb_list_tags", json!({"format": "json", "bogus": 1}));
+    assert_eq!(frame["result"]["isError"], true);
+    let text = frame["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains("知らない引数 `bogus` です。外してください（受け付ける引数: "), "{text}");
+    assert!(text.contains("max_bytes"), "{text}");
+    // A spelling that differs only in case is still the argument (the schema's rule).
+    let (_, page) = call(&mut rpc, "kb_list_tags", json!({"FORMAT": "json"}));
+    assert_eq!(page["tags"].as_array().unwrap().len(), 3);
+}
