@@ -222,6 +222,15 @@ pub enum Msg {
     ImageUnreadable,
     RemoteImageLinked,
     RawHtmlRemoved,
+    LabelContents,
+    LabelDocuments,
+    LabelFootnotes,
+    LabelBack,
+    AlertNote,
+    AlertTip,
+    AlertImportant,
+    AlertWarning,
+    AlertCaution,
     // An argument the tool does not take (the MCP layer's schema check).
     UnknownArgument,
 }
@@ -1008,6 +1017,16 @@ pub const CATALOGUE: [Entry; Msg::UnknownArgument as usize + 1] = [
         "raw HTML `{tag}` was removed; exported HTML does not run scripts or load external resources",
         "HTML の `{tag}` を外しました。書き出す HTML はスクリプトも外の資源も使いません",
     ),
+    // Page labels, in the page's language (`html.lang`).
+    (Msg::LabelContents, "", "Contents", "目次"),
+    (Msg::LabelDocuments, "", "Documents", "文書"),
+    (Msg::LabelFootnotes, "", "Footnotes", "脚注"),
+    (Msg::LabelBack, "", "Back to the text", "本文に戻る"),
+    (Msg::AlertNote, "", "Note", "注記"),
+    (Msg::AlertTip, "", "Tip", "ヒント"),
+    (Msg::AlertImportant, "", "Important", "重要"),
+    (Msg::AlertWarning, "", "Warning", "警告"),
+    (Msg::AlertCaution, "", "Caution", "注意"),
     (
         Msg::UnknownArgument,
         "E10",

@@ -19,6 +19,7 @@ use super::{Files, ImageProblem, Settings, highlight};
 use crate::links::{self, Target};
 use crate::markdown::text_rules::{self, Emphasis};
 use crate::markdown::{heading_level, scan_links};
+use crate::messages::Msg;
 use crate::text::LineIndex;
 
 /// A heading of a document.
@@ -479,14 +480,14 @@ impl Renderer<'_, '_> {
             self.out.push_str("<blockquote>\n");
             return;
         };
-        let (class, en, ja) = match kind {
-            BlockQuoteKind::Note => ("note", "Note", "注記"),
-            BlockQuoteKind::Tip => ("tip", "Tip", "ヒント"),
-            BlockQuoteKind::Important => ("important", "Important", "重要"),
-            BlockQuoteKind::Warning => ("warning", "Warning", "警告"),
-            BlockQuoteKind::Caution => ("caution", "Caution", "注意"),
+        let (class, title) = match kind {
+            BlockQuoteKind::Note => ("note", Msg::AlertNote),
+            BlockQuoteKind::Tip => ("tip", Msg::AlertTip),
+            BlockQuoteKind::Important => ("important", Msg::AlertImportant),
+            BlockQuoteKind::Warning => ("warning", Msg::AlertWarning),
+            BlockQuoteKind::Caution => ("caution", Msg::AlertCaution),
         };
-        let label = if super::text::is_japanese(&self.cx.lang) { ja } else { en };
+        let label = title.template(super::text::page_language(&self.cx.lang));
         self.out.push_str(&format!(
             "<blockquote class=\"alert alert-{class}\">\n<p class=\"alert-title\">{label}</p>\n"
         ));

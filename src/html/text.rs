@@ -130,14 +130,16 @@ pub fn is_japanese(page_lang: &str) -> bool {
 
 /// Labels in the page language (`ja` or anything else).
 pub fn labels(page_lang: &str) -> Labels {
-    if is_japanese(page_lang) {
-        Labels { contents: "目次", documents: "文書", footnotes: "脚注", back: "本文に戻る" }
-    } else {
-        Labels {
-            contents: "Contents",
-            documents: "Documents",
-            footnotes: "Footnotes",
-            back: "Back to the text",
-        }
+    let lang = page_language(page_lang);
+    Labels {
+        contents: Msg::LabelContents.template(lang),
+        documents: Msg::LabelDocuments.template(lang),
+        footnotes: Msg::LabelFootnotes.template(lang),
+        back: Msg::LabelBack.template(lang),
     }
+}
+
+/// The language of a page's labels: Japanese for a Japanese page tag, else English.
+pub fn page_language(page_lang: &str) -> Language {
+    if is_japanese(page_lang) { Language::Ja } else { Language::En }
 }
