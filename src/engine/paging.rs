@@ -2,7 +2,8 @@
 //! are cut into pages of at most a byte budget of JSON, with an opaque cursor for the next one.
 //!
 //! Paging happens here, at the engine's boundary, on the finished list a use case computed:
-//! the modules that compute lists know nothing of budgets.
+//! the modules that compute lists know nothing of budgets. The catalog, which renders its own
+//! answers, receives the cut ([`fitting_room`]) and a budget from the engine and applies them.
 //!
 //! Invariants:
 //!
