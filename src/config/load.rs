@@ -240,7 +240,12 @@ fn embedding_config(cli: &CliOverrides, embedding: file::EmbeddingFile) -> Resul
         (None, None) => EmbeddingProvider::OpenAiCompatible,
     };
     let endpoint = text_setting(&cli.embedding_endpoint, embedding.endpoint, DEFAULT_EMBEDDING_ENDPOINT);
-    let api_key = text_setting(&None, embedding.api_key, DEFAULT_EMBEDDING_API_KEY);
+    let api_key = match embedding.api_key {
+        Setting::Value(file::Secret(key)) => Setting::Value(key),
+        Setting::Null => Setting::Null,
+        Setting::Absent => Setting::Absent,
+    };
+    let api_key = text_setting(&None, api_key, DEFAULT_EMBEDDING_API_KEY);
     let model = text_setting(&cli.embedding_model, embedding.model, DEFAULT_EMBEDDING_MODEL);
     let allow_remote_endpoint = embedding.allow_remote_endpoint.unwrap_or(false);
     let defaults = EmbeddingConfig::default();
