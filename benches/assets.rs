@@ -85,7 +85,11 @@ fn main() {
         let mut n = 0;
         loop {
             let page = engine
-                .list_images(&ListImagesRequest { cursor: cursor.take(), page_size: Some(200) })
+                .list_images(&ListImagesRequest {
+                    cursor: cursor.take(),
+                    page_size: Some(200),
+                    max_bytes: None,
+                })
                 .unwrap();
             n += page.images.len();
             match page.next_cursor {

@@ -19,6 +19,7 @@ pub mod lexical;
 pub mod links;
 pub mod markdown;
 pub mod mcp;
+pub mod messages;
 pub mod search;
 pub mod store;
 pub mod table;

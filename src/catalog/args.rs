@@ -91,6 +91,7 @@ pub fn find_query(req: &FindDocsRequest, lang: Language) -> Result<FindQuery> {
         exclude,
         count_only,
         json,
+        budget: None,
     })
 }
 

@@ -49,7 +49,22 @@ pub struct FindQuery {
     pub count_only: bool,
     /// `format: json`.
     pub json: bool,
+    /// The answer budget, or `None` for an answer of any size (the CLI).
+    pub budget: Option<Budget>,
 }
+
+/// The answer budget of a catalog call (`docs/tools.md`, "Bounded answers"): its bytes and the
+/// engine's pager cut, which the catalog applies to its rows and tag counts.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Most bytes of the answer's text (Markdown, or the JSON serialised).
+    pub bytes: usize,
+    /// How many of the values, from the first, take at most the given bytes of JSON (at least one).
+    pub fit: fn(&[Value], usize) -> usize,
+}
+
+/// Bytes kept, beyond the measured envelope, for the cursor, the notice and the table header.
+const RESERVE_BYTES: usize = 768;
 
 /// A result: the text block and, for JSON, the structured content.
 pub struct Answer {
@@ -389,27 +404,61 @@ pub fn find_docs(index: &Index, infos: &[Arc<DocInfo>], q: &FindQuery, lang: Lan
     let relations = needs_relations.then(|| Relations::new(index, infos));
     let related = related_position(index, q, relations.as_ref(), lang)?.zip(relations.as_ref());
     let (matches, mut row_relations) = matching(index, &vocab, &req, text.as_deref(), related);
-    let totals = Totals {
+    let mut totals = Totals {
         total: matches.len(),
         chars: matches.iter().filter_map(|&i| infos[i].chars).sum(),
         tag_counts: tag_counts(index, &vocab, &matches),
+        tags_counted: 0,
     };
+    totals.tags_counted = totals.tag_counts.len();
+    if let Some(b) = q.budget {
+        cut_tag_counts(&mut totals.tag_counts, b);
+    }
     if q.count_only {
         return Ok(count_answer(&totals, req.warnings, q.json, lang));
     }
     let fields = field_set(q);
     let page: Vec<usize> = matches.iter().copied().skip(offset).take(q.limit).collect();
-    let end = offset.saturating_add(page.len());
-    let next_cursor = (end < totals.total && !page.is_empty()).then(|| encode_cursor(end, &filter));
     let referenced_by = |i: usize| relations.as_ref().map_or(0, |rel| rel.referenced_by(index, i));
-    let rows: Vec<Value> = page
+    let mut rows: Vec<Value> = page
         .iter()
         .map(|&i| {
             doc_row(&index.docs[i], infos[i].chars, &fields, referenced_by(i), row_relations.remove(&i))
         })
         .collect();
-    let page = Page { rows, next_cursor, fields, related_to: q.related_to.is_some() };
+    let whole = rows.len();
+    if let Some(b) = q.budget {
+        let envelope =
+            page_answer(&totals, Page::empty(&fields), req.warnings.clone(), true, lang).text.len();
+        rows.truncate((b.fit)(&rows, b.bytes.saturating_sub(envelope + RESERVE_BYTES)));
+    }
+    let end = offset.saturating_add(rows.len());
+    let next_cursor = (end < totals.total && !rows.is_empty()).then(|| encode_cursor(end, &filter));
+    let cut = (rows.len() < whole).then_some((q.budget.map_or(0, |b| b.bytes), offset + 1));
+    let page = Page { rows, next_cursor, fields, related_to: q.related_to.is_some(), cut };
     Ok(page_answer(&totals, page, req.warnings, q.json, lang))
+}
+
+/// Keeps the most frequent tag counts that fit in a quarter of the budget: the rest of the
+/// answer is the page of documents.
+fn cut_tag_counts(counts: &mut Vec<Value>, b: Budget) {
+    if serde_json::to_vec(&*counts).map_or(0, |v| v.len()) > b.bytes / 4 {
+        let keep = (b.fit)(counts, b.bytes / 4);
+        counts.truncate(keep);
+    }
+}
+
+/// The notice of an answer the budget cut (rows or tag counts), or `None`.
+fn cut_notice(t: &Totals, page: Option<&Page>, lang: Language) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some((Some((budget, first)), returned)) = page.map(|p| (p.cut, p.rows.len())) {
+        let last = first + returned - 1;
+        parts.push(msg!(lang, DocsPageCut, budget, first, last, total = t.total));
+    }
+    if t.tag_counts.len() < t.tags_counted {
+        parts.push(msg!(lang, TagCountsCut, shown = t.tag_counts.len(), total = t.tags_counted));
+    }
+    (!parts.is_empty()).then(|| parts.join(" "))
 }
 
 /// What every answer counts: over all matches, never just the page.
@@ -417,6 +466,8 @@ struct Totals {
     total: usize,
     chars: usize,
     tag_counts: Vec<Value>,
+    /// Tags counted before the budget cut `tag_counts`.
+    tags_counted: usize,
 }
 
 /// One page of rows.
@@ -425,18 +476,30 @@ struct Page {
     next_cursor: Option<String>,
     fields: Vec<String>,
     related_to: bool,
+    /// `(budget, first row's 1-based position)` when the budget cut the page short.
+    cut: Option<(usize, usize)>,
+}
+
+impl Page {
+    /// A page without rows, to measure what surrounds them.
+    fn empty(fields: &[String]) -> Page {
+        Page { rows: Vec::new(), next_cursor: None, fields: fields.to_vec(), related_to: false, cut: None }
+    }
 }
 
 /// The `count_only` answer (§6.1.7).
 fn count_answer(t: &Totals, warnings: Vec<String>, json_format: bool, lang: Language) -> Answer {
-    let structured =
+    let mut structured =
         json!({"total": t.total, "total_chars": t.chars, "tag_counts": t.tag_counts, "warnings": warnings});
+    let notice = cut_notice(t, None, lang);
+    mark_truncated(&mut structured, notice.as_deref());
     let mut text = msg!(lang, CountOnlySummary, total = t.total, chars = t.chars);
     let mut trailing = Vec::new();
     if !t.tag_counts.is_empty() {
         trailing.push(tag_counts_line(&t.tag_counts, lang));
     }
     trailing.extend(warnings);
+    trailing.extend(notice);
     finish(&mut text, None, &trailing);
     answer(text, structured, json_format)
 }
@@ -494,7 +557,8 @@ fn page_answer(t: &Totals, page: Page, warnings: Vec<String>, json_format: bool,
         .map(|f| json!({"field": f, "how": format!("include: [\"{f}\"]")}))
         .collect();
     let returned = page.rows.len();
-    let structured = json!({
+    let notice = cut_notice(t, Some(&page), lang);
+    let mut structured = json!({
         "total": t.total,
         "returned": returned,
         "total_chars": t.chars,
@@ -505,6 +569,7 @@ fn page_answer(t: &Totals, page: Page, warnings: Vec<String>, json_format: bool,
         "omitted": omitted,
         "docs": page.rows,
     });
+    mark_truncated(&mut structured, notice.as_deref());
     if json_format {
         return answer(String::new(), structured, true);
     }
@@ -526,8 +591,18 @@ fn page_answer(t: &Totals, page: Page, warnings: Vec<String>, json_format: bool,
     {
         trailing.push(h);
     }
+    trailing.extend(notice);
     finish(&mut text, table, &trailing);
     answer(text, Value::Null, false)
+}
+
+/// Adds `truncated` and `notice` to the JSON of an answer the budget cut (absent otherwise, so
+/// an uncut answer keeps exactly the specified keys).
+fn mark_truncated(structured: &mut Value, notice: Option<&str>) {
+    if let (Some(n), Some(o)) = (notice, structured.as_object_mut()) {
+        o.insert("truncated".into(), json!(true));
+        o.insert("notice".into(), json!(n));
+    }
 }
 
 /// `Omitted: path (include: ["path"]), …`.
@@ -720,8 +795,45 @@ fn cell_text(field: &str, v: &Value, lang: Language) -> String {
     }
 }
 
-/// `kb_list_tags` (§6.2).
-pub fn list_tags(index: &Index, query: Option<&str>, json_format: bool, lang: Language) -> Answer {
+/// One page of `kb_list_tags`, as the engine's pager cut it.
+pub struct TagsPage {
+    /// The tags of this page.
+    pub tags: Vec<Value>,
+    /// The cursor of the next page; `None` on the last page.
+    pub next_cursor: Option<String>,
+    /// 1-based position of the first tag of the page.
+    pub first: usize,
+    /// Tags over all pages.
+    pub total: usize,
+}
+
+/// The answer of `kb_list_tags` for one page: the table (or the JSON), and on a cut page the
+/// notice and `next_cursor` (JSON: `truncated`, `next_cursor`, `notice`).
+pub fn tags_answer(page: TagsPage, json_format: bool, lang: Language) -> Answer {
+    let notice = page.next_cursor.as_ref().map(|_| {
+        let last = page.first + page.tags.len() - 1;
+        msg!(lang, TagsPageCut, first = page.first, last, total = page.total)
+    });
+    let mut structured = json!({ "tags": page.tags });
+    if let (Some(n), Some(c), Some(o)) = (&notice, &page.next_cursor, structured.as_object_mut()) {
+        o.insert("truncated".into(), json!(true));
+        o.insert("next_cursor".into(), json!(c));
+        o.insert("notice".into(), json!(n));
+    }
+    if json_format {
+        return answer(String::new(), structured, true);
+    }
+    let mut text = tags_table(&page.tags, lang);
+    if let (Some(n), Some(c)) = (notice, page.next_cursor) {
+        text.push('\n');
+        text.push_str(&n);
+        text.push_str(&format!("\nnext_cursor: {c}\n"));
+    }
+    Answer { text, structured: None }
+}
+
+/// The vocabulary entries `query` keeps, as `kb_list_tags` rows, in vocabulary order.
+pub fn tag_rows(index: &Index, query: Option<&str>) -> Vec<Value> {
     let vocab = Vocabulary::new(index);
     let q = query.map(norm).filter(|q| !q.is_empty());
     let counts = tag_doc_counts(index, &vocab);
@@ -740,11 +852,7 @@ pub fn list_tags(index: &Index, query: Option<&str>, json_format: bool, lang: La
             "docs": counts[i],
         }));
     }
-    let structured = json!({ "tags": tags });
-    if json_format {
-        return answer(String::new(), structured, true);
-    }
-    Answer { text: tags_table(&tags, lang), structured: None }
+    tags
 }
 
 /// `query` (normalised) in the name, an alias or the description of a vocabulary entry.

@@ -31,7 +31,8 @@ pub mod git;
 pub mod index;
 pub mod init;
 pub mod load;
-pub mod messages;
+/// The message catalogue, shared with the HTML export (`src/messages.rs`).
+pub use crate::messages;
 pub mod update;
 
 #[cfg(test)]

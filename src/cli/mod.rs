@@ -135,6 +135,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
                 include_external: external.then_some(true),
                 limit: Some(1000),
                 cursor: None,
+                max_bytes: None,
             };
             // Every page: the CLI prints the whole answer.
             let mut all = engine.links(&request)?;

@@ -77,7 +77,7 @@ pub(crate) struct StorageFile {
 
 /// `embedding`.
 // (Its `Debug` output redacts `apiKey`: see the impl below.)
-#[derive(Default, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct EmbeddingFile {
     /// `openai-compatible` or `none` (lexical-only, offline). Case-insensitive.
@@ -90,7 +90,7 @@ pub(crate) struct EmbeddingFile {
     /// Sent as `Authorization: Bearer <apiKey>`.
     #[serde(default)]
     #[schemars(with = "Option<String>", extend("default" = "ollama"))]
-    pub api_key: Setting<String>,
+    pub api_key: Setting<Secret>,
     /// The embedding model.
     #[serde(default)]
     #[schemars(with = "Option<String>", extend("default" = "bge-m3:latest"))]
@@ -125,29 +125,6 @@ pub(crate) struct InputTypeFile {
     pub query: Option<String>,
     /// Sent as `input_type` with documents (e.g. `passage`, `document`).
     pub document: Option<String>,
-}
-
-impl fmt::Debug for EmbeddingFile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let api_key = match self.api_key {
-            Setting::Absent => "Absent",
-            Setting::Null => "Null",
-            Setting::Value(_) => "Value(\"<redacted>\")",
-        };
-        f.debug_struct("EmbeddingFile")
-            .field("provider", &self.provider)
-            .field("endpoint", &self.endpoint)
-            .field("api_key", &format_args!("{api_key}"))
-            .field("model", &self.model)
-            .field("dimensions", &self.dimensions)
-            .field("batch_size", &self.batch_size)
-            .field("allow_remote_endpoint", &self.allow_remote_endpoint)
-            .field("timeout_seconds", &self.timeout_seconds)
-            .field("query_prefix", &self.query_prefix)
-            .field("document_prefix", &self.document_prefix)
-            .field("input_type", &self.input_type)
-            .finish()
-    }
 }
 
 /// `chunking`.
@@ -245,6 +222,18 @@ pub(crate) struct IndexFile {
     /// as it starts (false: only `kb_reindex` or the CLI `reindex` build it).
     #[schemars(extend("default" = true))]
     pub auto_index: Option<bool>,
+}
+
+/// A secret text (the embedding API key): read like a string, shown as `<redacted>` by `Debug`,
+/// so the file's section can derive `Debug` without a hand-written list of its fields.
+#[derive(Default, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"<redacted>\"")
+    }
 }
 
 /// A key that tells "absent" from "null" (`#[serde(default)]` gives [`Setting::Absent`]).

@@ -99,7 +99,8 @@ fn check_dir(path: &Path, message: impl Fn(DirProblem) -> String) -> Result<()> 
 }
 
 /// Merges defaults, file and overrides, resolves paths and validates, in the order of the
-/// original validator (`contract.md` §3.3).
+/// original validator (`contract.md` §3.3): storage, root, patterns, embedding, chunking,
+/// search, tools. Each section is one function below, called in that order.
 fn build(
     project_root: PathBuf,
     project_root_source: ProjectRootSource,
@@ -109,15 +110,46 @@ fn build(
     warnings: &mut Vec<String>,
 ) -> Result<Config> {
     let server = file.server.unwrap_or_default();
-    let storage = file.storage.unwrap_or_default();
-    let embedding = file.embedding.unwrap_or_default();
-    let chunking = file.chunking.unwrap_or_default();
-    let search = file.search.unwrap_or_default();
     let kb = file.knowledge_base.unwrap_or_default();
-    let tools = file.tools.unwrap_or_default();
+    let storage = storage_setting(&project_root, cli, file.storage.unwrap_or_default())?;
+    let root = knowledge_base_root(&project_root, cli, &kb)?;
+    let (include, exclude) = patterns(cli, kb.include, kb.exclude)?;
+    let embedding = embedding_config(cli, file.embedding.unwrap_or_default())?;
+    let chunking = chunking_config(file.chunking.unwrap_or_default())?;
+    let search = search_config(cli, file.search.unwrap_or_default())?;
+    let tools = tools_config(file.tools.unwrap_or_default(), warnings)?;
     let index = file.index.unwrap_or_default();
+    Ok(Config {
+        project_root,
+        project_root_source,
+        config_file,
+        server: ServerConfig {
+            name: server.name.unwrap_or_else(|| DEFAULT_SERVER_NAME.to_owned()),
+            http_token: server.http_token.filter(|t| !t.is_empty()),
+        },
+        storage,
+        embedding,
+        chunking,
+        search,
+        knowledge_base: KnowledgeBaseConfig {
+            root,
+            allow_writes: kb.allow_writes.unwrap_or(false),
+            watch_files: cli.watch_files.or(kb.watch_files).unwrap_or(false),
+            include,
+            exclude,
+        },
+        tools,
+        index: IndexConfig { auto_index: index.auto_index.unwrap_or(true) },
+        catalog: file.catalog.filter(|v| !v.is_null()),
+    })
+}
 
-    // storage.path
+/// `storage.path`: the override, the file's, else `./.lvs`, resolved against the project root.
+fn storage_setting(
+    project_root: &Path,
+    cli: &CliOverrides,
+    storage: file::StorageFile,
+) -> Result<StorageConfig> {
     let storage_path = match (&cli.storage_path, &storage.path) {
         (Some(p), _) => p.clone(),
         (None, Some(p)) => PathBuf::from(p),
@@ -126,9 +158,15 @@ fn build(
     if is_blank_path(&storage_path) {
         return Err(Error::invalid_argument("storage.path is required."));
     }
-    let storage = storage_dir(resolve(&project_root, &storage_path));
+    Ok(storage_dir(resolve(project_root, &storage_path)))
+}
 
-    // knowledgeBase.root
+/// `knowledgeBase.root`, resolved against the project root: an existing directory.
+fn knowledge_base_root(
+    project_root: &Path,
+    cli: &CliOverrides,
+    kb: &file::KnowledgeBaseFile,
+) -> Result<PathBuf> {
     let root = match (&cli.root, &kb.root) {
         (Some(p), _) => p.clone(),
         (None, Some(p)) => PathBuf::from(p),
@@ -137,28 +175,30 @@ fn build(
     if is_blank_path(&root) {
         return Err(Error::invalid_argument("knowledgeBase.root is required."));
     }
-    let root = resolve(&project_root, &root);
+    let root = resolve(project_root, &root);
     if !root.is_absolute() {
         return Err(Error::invalid_argument("knowledgeBase.root must be absolute after path resolution."));
     }
     match std::fs::metadata(&root) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(Error::invalid_argument(
-                "knowledgeBase.root must be a directory, but it names a file.",
-            ));
-        }
-        Err(_) => return Err(Error::invalid_argument("knowledgeBase.root does not exist.")),
+        Ok(meta) if meta.is_dir() => Ok(root),
+        Ok(_) => Err(Error::invalid_argument("knowledgeBase.root must be a directory, but it names a file.")),
+        Err(_) => Err(Error::invalid_argument("knowledgeBase.root does not exist.")),
     }
+}
 
-    // knowledgeBase.include / exclude
-    let include: Vec<Option<String>> = match (&cli.include, kb.include) {
+/// `knowledgeBase.include` / `exclude`: non-blank patterns that compile.
+fn patterns(
+    cli: &CliOverrides,
+    include: Setting<StringList>,
+    exclude: Option<StringList>,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let include: Vec<Option<String>> = match (&cli.include, include) {
         (Some(list), _) => list.iter().cloned().map(Some).collect(),
         (None, Setting::Value(StringList(list))) => list,
         (None, Setting::Null) => Vec::new(),
         (None, Setting::Absent) => vec![Some(DEFAULT_INCLUDE.to_owned())],
     };
-    let exclude: Vec<Option<String>> = match (&cli.exclude, kb.exclude) {
+    let exclude: Vec<Option<String>> = match (&cli.exclude, exclude) {
         (Some(list), _) => list.iter().cloned().map(Some).collect(),
         (None, Some(StringList(list))) => list,
         (None, None) => Vec::new(),
@@ -174,8 +214,22 @@ fn build(
         "knowledgeBase.include",
         "knowledgeBase.exclude",
     )?;
+    Ok((include, exclude))
+}
 
-    // embedding
+/// A text setting: the override, the file's value (`null` = empty), else `default`.
+fn text_setting(cli: &Option<String>, file: Setting<String>, default: &str) -> String {
+    match (cli, file) {
+        (Some(v), _) => v.clone(),
+        (None, Setting::Value(v)) => v,
+        (None, Setting::Null) => String::new(),
+        (None, Setting::Absent) => default.to_owned(),
+    }
+}
+
+/// `embedding.*`: the provider, and for `openai-compatible` a key, a model and a local endpoint
+/// (unless `allowRemoteEndpoint`).
+fn embedding_config(cli: &CliOverrides, embedding: file::EmbeddingFile) -> Result<EmbeddingConfig> {
     let provider = match (cli.embedding_provider, &embedding.provider) {
         (Some(p), _) => p,
         (None, Some(text)) => EmbeddingProvider::parse(text).ok_or_else(|| {
@@ -185,14 +239,13 @@ fn build(
         })?,
         (None, None) => EmbeddingProvider::OpenAiCompatible,
     };
-    let text_setting = |cli: &Option<String>, file: Setting<String>, default: &str| match (cli, file) {
-        (Some(v), _) => v.clone(),
-        (None, Setting::Value(v)) => v,
-        (None, Setting::Null) => String::new(),
-        (None, Setting::Absent) => default.to_owned(),
-    };
     let endpoint = text_setting(&cli.embedding_endpoint, embedding.endpoint, DEFAULT_EMBEDDING_ENDPOINT);
-    let api_key = text_setting(&None, embedding.api_key, DEFAULT_EMBEDDING_API_KEY);
+    let api_key = match embedding.api_key {
+        Setting::Value(file::Secret(key)) => Setting::Value(key),
+        Setting::Null => Setting::Null,
+        Setting::Absent => Setting::Absent,
+    };
+    let api_key = text_setting(&None, api_key, DEFAULT_EMBEDDING_API_KEY);
     let model = text_setting(&cli.embedding_model, embedding.model, DEFAULT_EMBEDDING_MODEL);
     let allow_remote_endpoint = embedding.allow_remote_endpoint.unwrap_or(false);
     let defaults = EmbeddingConfig::default();
@@ -220,23 +273,40 @@ fn build(
     if provider == EmbeddingProvider::OpenAiCompatible {
         check_endpoint(&endpoint, allow_remote_endpoint)?;
     }
-    let input_type = match embedding.input_type {
-        None => None,
+    Ok(EmbeddingConfig {
+        provider,
+        endpoint,
+        api_key,
+        model,
+        dimensions,
+        batch_size,
+        allow_remote_endpoint,
+        timeout_seconds,
+        query_prefix: embedding.query_prefix.unwrap_or_default(),
+        document_prefix: embedding.document_prefix.unwrap_or_default(),
+        input_type: input_types(embedding.input_type)?,
+    })
+}
+
+/// `embedding.inputType`: both `query` and `document`, or neither.
+fn input_types(input_type: Option<file::InputTypeFile>) -> Result<Option<InputTypes>> {
+    match input_type {
+        None => Ok(None),
         Some(t) => match (t.query, t.document) {
             (Some(query), Some(document)) if !query.trim().is_empty() && !document.trim().is_empty() => {
-                Some(InputTypes { query, document })
+                Ok(Some(InputTypes { query, document }))
             }
-            _ => {
-                return Err(Error::invalid_argument(
-                    "embedding.inputType needs both query and document (e.g. query: query, document: passage).",
-                ));
-            }
+            _ => Err(Error::invalid_argument(
+                "embedding.inputType needs both query and document (e.g. query: query, document: passage).",
+            )),
         },
-    };
+    }
+}
 
-    // chunking
+/// `chunking.*`.
+fn chunking_config(chunking: file::ChunkingFile) -> Result<ChunkingConfig> {
     let chunk_defaults = ChunkingConfig::default();
-    let chunking = ChunkingConfig {
+    Ok(ChunkingConfig {
         max_chunk_bytes: count(
             "chunking.maxChunkBytes",
             chunking.max_chunk_bytes,
@@ -247,9 +317,11 @@ fn build(
             .include_heading_context
             .unwrap_or(chunk_defaults.include_heading_context),
         include_front_matter: chunking.include_front_matter.unwrap_or(chunk_defaults.include_front_matter),
-    };
+    })
+}
 
-    // search
+/// `search.*`.
+fn search_config(cli: &CliOverrides, search: file::SearchFile) -> Result<SearchConfig> {
     let search_defaults = SearchConfig::default();
     let default_mode = match (cli.search_mode, &search.default_mode) {
         (Some(m), _) => m,
@@ -260,7 +332,7 @@ fn build(
         })?,
         (None, None) => search_defaults.default_mode,
     };
-    let search = SearchConfig {
+    Ok(SearchConfig {
         default_mode,
         semantic_candidate_pool_size: count(
             "search.semanticCandidatePoolSize",
@@ -292,9 +364,11 @@ fn build(
             }
             v => v,
         },
-    };
+    })
+}
 
-    // tools
+/// `tools.*`: the enabled and disabled selectors and the answer budget.
+fn tools_config(tools: file::ToolsFile, warnings: &mut Vec<String>) -> Result<ToolsConfig> {
     let enabled = match tools.enabled {
         None => None,
         Some(StringList(list)) => {
@@ -311,7 +385,6 @@ fn build(
         None => Vec::new(),
         Some(StringList(list)) => tool_selectors("tools.disabled", list, warnings)?,
     };
-
     let max_answer_bytes = match tools.max_answer_bytes {
         None => DEFAULT_MAX_ANSWER_BYTES,
         Some(n) if (n as usize) < MIN_ANSWER_BYTES => {
@@ -321,44 +394,7 @@ fn build(
         }
         Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
     };
-
-    let catalog = file.catalog.filter(|v| !v.is_null());
-
-    Ok(Config {
-        project_root,
-        project_root_source,
-        config_file,
-        server: ServerConfig {
-            name: server.name.unwrap_or_else(|| DEFAULT_SERVER_NAME.to_owned()),
-            http_token: server.http_token.filter(|t| !t.is_empty()),
-        },
-        storage,
-        embedding: EmbeddingConfig {
-            provider,
-            endpoint,
-            api_key,
-            model,
-            dimensions,
-            batch_size,
-            allow_remote_endpoint,
-            timeout_seconds,
-            query_prefix: embedding.query_prefix.unwrap_or_default(),
-            document_prefix: embedding.document_prefix.unwrap_or_default(),
-            input_type,
-        },
-        chunking,
-        search,
-        knowledge_base: KnowledgeBaseConfig {
-            root,
-            allow_writes: kb.allow_writes.unwrap_or(false),
-            watch_files: cli.watch_files.or(kb.watch_files).unwrap_or(false),
-            include,
-            exclude,
-        },
-        tools: ToolsConfig { enabled, disabled, max_answer_bytes },
-        index: IndexConfig { auto_index: index.auto_index.unwrap_or(true) },
-        catalog,
-    })
+    Ok(ToolsConfig { enabled, disabled, max_answer_bytes })
 }
 
 /// The storage directory for a resolved `storage.path`: a path ending in `.db` that is not an

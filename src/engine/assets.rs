@@ -150,6 +150,7 @@ impl Engine {
         if !(1..=200).contains(&page_size) {
             return Err(Error::invalid_argument("pageSize must be between 1 and 200."));
         }
+        let budget = super::paging::budget(req.max_bytes, self.config.tools.max_answer_bytes)?;
         let after = req.cursor.as_deref().filter(|c| !c.trim().is_empty()).map(decode_cursor).transpose()?;
         let files = match self.workspace().list_files(None, None) {
             Ok(files) => files,
@@ -181,11 +182,23 @@ impl Engine {
                 last_write_time_utc: rfc3339_utc(f.last_write_time),
             });
         }
-        let next_cursor = match (images.peek(), page.last()) {
-            (Some(_), Some(last)) => Some(encode_cursor(&last.path)),
-            _ => None,
-        };
-        Ok(ListImagesResponse { images: page, next_cursor })
+        // The answer budget cuts a page of long paths short (`docs/tools.md`, "Bounded answers").
+        let whole = page.len();
+        page.truncate(super::paging::fitting(&page, budget));
+        let more = page.len() < whole || images.peek().is_some();
+        let next_cursor = page.last().filter(|_| more).map(|last| encode_cursor(&last.path));
+        let notice = next_cursor.as_ref().map(|_| {
+            format!(
+                "This page holds {} images; more follow: pass nextCursor as cursor for the next page.",
+                page.len()
+            )
+        });
+        Ok(ListImagesResponse {
+            images: page,
+            truncated: next_cursor.as_ref().map(|_| true),
+            next_cursor,
+            notice,
+        })
     }
 
     /// `kb_load_image`: the image (a GIF as a PNG of its first frame) and its metadata.

@@ -8,14 +8,16 @@
 //! - Argument problems are reported in the catalog's `language` once the settings are read;
 //!   the write gate of `kb_update_index` comes before anything is read (§2.4).
 
-use super::Engine;
+use super::{Engine, paging};
 use crate::catalog::args;
 use crate::catalog::docs::load_valid_index;
-use crate::catalog::find::{find_docs, list_tags};
+use crate::catalog::find::{Budget, TagsPage, find_docs, tag_rows, tags_answer};
 use crate::catalog::load::{query_input, run_check};
 use crate::catalog::update::{Update, update_index};
-use crate::catalog::{self, CatalogSettings, SettingsEnv};
+use crate::catalog::{self, CatalogSettings, Language, SettingsEnv};
+use crate::config::MIN_ANSWER_BYTES;
 use crate::error::{Error, ErrorCode, Result};
+use crate::messages::{Msg, msg};
 use crate::wire::{
     CatalogText, CheckIssue, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest,
     UpdateIndexRequest, UpdateIndexResponse,
@@ -48,7 +50,9 @@ impl Engine {
     pub fn find_docs(&self, req: &FindDocsRequest) -> Result<CatalogText> {
         let settings = self.catalog_settings(req.config.as_deref())?;
         let lang = settings.language;
-        let query = args::find_query(req, lang)?;
+        let mut query = args::find_query(req, lang)?;
+        query.budget =
+            Some(Budget { bytes: self.catalog_budget(req.max_bytes, lang)?, fit: paging::fitting_room });
         let (index, infos) = query_input(&self.core.workspace, &self.catalog_docs, &settings)?;
         let answer = find_docs(&index, &infos, &query, lang)?;
         Ok(CatalogText { text: answer.text, structured: answer.structured })
@@ -59,9 +63,36 @@ impl Engine {
         let settings = self.catalog_settings(req.config.as_deref())?;
         let lang = settings.language;
         let json = args::format_is_json(req.format.as_deref(), lang)?;
+        let budget = self.catalog_budget(req.max_bytes, lang)?;
         let (_, index) = load_valid_index(&self.core.workspace, &settings, &self.catalog_docs)?;
-        let answer = list_tags(&index, req.query.as_deref(), json, lang);
+        let rows = tag_rows(&index, req.query.as_deref());
+        let fp = paging::fingerprint(&[req.query.as_deref().unwrap_or(""), if json { "json" } else { "md" }]);
+        let page = paging::page(rows, req.cursor.as_deref(), budget, "kb_list_tags", &fp)
+            .map_err(|_| Error::invalid_argument(Msg::TagsCursorBad.text(lang)))?;
+        let page = TagsPage {
+            first: page.first + 1,
+            total: page.total,
+            tags: page.items,
+            next_cursor: page.next_cursor,
+        };
+        let answer = tags_answer(page, json, lang);
         Ok(CatalogText { text: answer.text, structured: answer.structured })
+    }
+
+    /// E10: `name` is not an argument of a catalog or HTML tool (`accepted` are), in the
+    /// language of the catalog settings the call would read (`config`), else in English.
+    pub fn unknown_catalog_argument(&self, name: &str, accepted: &[&str], config: Option<&str>) -> Error {
+        let lang = self.find_catalog_settings(config).ok().flatten().map(|s| s.language).unwrap_or_default();
+        Error::invalid_argument(msg!(lang, UnknownArgument, name, list = accepted.join(", ")))
+    }
+
+    /// The answer budget of a catalog call: its `max_bytes`, else `tools.maxAnswerBytes`; a
+    /// budget below the floor is refused in the catalog's language.
+    fn catalog_budget(&self, max_bytes: Option<i64>, lang: Language) -> Result<usize> {
+        let default = self.config.tools.max_answer_bytes;
+        paging::budget(max_bytes, default).map_err(|_| {
+            Error::invalid_argument(msg!(lang, MaxBytesTooSmall, min = MIN_ANSWER_BYTES, default))
+        })
     }
 
     /// `kb_update_index`.

@@ -11,8 +11,8 @@
 use unicode_normalization::UnicodeNormalization;
 
 use super::Engine;
-use crate::catalog::messages::{Msg, msg};
 use crate::error::{Error, Result};
+use crate::messages::{Msg, msg};
 use crate::text::Language;
 use crate::wire::{ReadGuideRequest, TextBlocks};
 

@@ -11,6 +11,7 @@ use crate::catalog::docs::{DocCache, IndexRead, read_index};
 use crate::catalog::{CatalogSettings, HtmlLang};
 use crate::error::{Error, ErrorCode, Result};
 use crate::html::{self, FileKind, Files, ImageProblem, Language, SiteDoc};
+use crate::messages::{Msg, msg};
 use crate::wire::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};
 use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
 
@@ -49,17 +50,7 @@ impl Engine {
             return Ok(());
         }
         let language = self.html_config(None, false).map(|c| c.settings.language).unwrap_or_default();
-        Err(Error::new(
-            ErrorCode::PermissionDenied,
-            match language {
-                Language::En => format!(
-                    "Workspace writes are disabled; set knowledgeBase.allowWrites: true in the server configuration to let {tool} write files."
-                ),
-                Language::Ja => format!(
-                    "書き込みが許されていません。{tool} で書くには、サーバーの設定で knowledgeBase.allowWrites: true にしてください。"
-                ),
-            },
-        ))
+        Err(Error::new(ErrorCode::PermissionDenied, msg!(language, WritesDisabled, tool)))
     }
 
     /// The `export-html` subcommand: the export, run by a person on purpose, so not gated by
@@ -104,24 +95,14 @@ impl Engine {
         let config = self.html_config(req.config.as_deref(), true)?;
         let lang = config.settings.language;
         let Some(build) = &config.build else {
-            return Err(Error::not_found(match lang {
-                Language::En => {
-                    "The catalog configuration has no `build` section; add build.include (and optionally out and title)."
-                }
-                Language::Ja => {
-                    "設定に build がありません。build.include（と必要なら out・title）を書いてください。"
-                }
-            }));
+            return Err(Error::not_found(Msg::NoBuildSection.text(lang)));
         };
         let workspace = &self.core.workspace;
         let out = workspace.rel_path(&build.out, PathContext::Any)?;
         check_output(workspace, &out, lang)?;
         let paths = build_documents(workspace, &build.include, &build.exclude)?;
         if paths.is_empty() {
-            return Err(Error::not_found(match lang {
-                Language::En => "build.include matches no Markdown file; fix the patterns.",
-                Language::Ja => "build.include に当たる文書が 0 件です。パターンを直してください。",
-            }));
+            return Err(Error::not_found(Msg::BuildMatchesNothing.text(lang)));
         }
         let mut texts = Vec::with_capacity(paths.len());
         for path in &paths {
@@ -188,29 +169,16 @@ enum Kind {
 /// E26.
 fn not_a(lang: Language, path: &str, kind: Kind) -> Error {
     let (expected, ext) = match kind {
-        Kind::Markdown => ("Markdown", ".md"),
-        Kind::Html => ("HTML", ".html or .htm"),
+        Kind::Markdown => ("Markdown", Msg::ExtMarkdown),
+        Kind::Html => ("HTML", Msg::ExtHtml),
     };
-    Error::new(
-        ErrorCode::UnsupportedFormat,
-        match lang {
-            Language::En => format!("`{path}` is not a {expected} file; pass a path ending in {ext}."),
-            Language::Ja => {
-                let ext = if ext == ".md" { ".md" } else { ".html か .htm" };
-                format!(
-                    "`{path}` は {expected} のファイルではありません。{ext} で終わるパスを渡してください。"
-                )
-            }
-        },
-    )
+    let ext = ext.text(lang);
+    Error::new(ErrorCode::UnsupportedFormat, msg!(lang, NotOfKind, path, expected, ext))
 }
 
 /// E25.
 fn missing_source(lang: Language, path: &str) -> Error {
-    Error::not_found(match lang {
-        Language::En => format!("`{path}` was not found; pass an existing root-relative Markdown path."),
-        Language::Ja => format!("`{path}` が見つかりません。ある Markdown のパスを渡してください。"),
-    })
+    Error::not_found(msg!(lang, ExportSourceMissing, path))
 }
 
 /// The output must be an `.html`/`.htm` path that is not a folder (`catalog.md` §2.5).
@@ -221,14 +189,7 @@ fn check_output(workspace: &Workspace, out: &RelPath, lang: Language) -> Result<
         return Err(not_a(lang, out.as_str(), Kind::Html));
     }
     match workspace.file_metadata(out)? {
-        Some(meta) if !meta.is_file() => Err(Error::invalid_path(match lang {
-            Language::En => {
-                format!("`{out}` is a folder or a special file; pass the path of an HTML file to write.")
-            }
-            Language::Ja => {
-                format!("`{out}` はフォルダーか特別なファイルです。書き出す HTML のパスを渡してください。")
-            }
-        })),
+        Some(meta) if !meta.is_file() => Err(Error::invalid_path(msg!(lang, OutputNotAFile, path = out))),
         _ => Ok(()),
     }
 }
@@ -237,19 +198,10 @@ fn check_output(workspace: &Workspace, out: &RelPath, lang: Language) -> Result<
 fn write_page(workspace: &Workspace, out: &RelPath, html: &str, lang: Language) -> Result<()> {
     match workspace.write_atomic(out, html.as_bytes(), None, true) {
         Ok(_) => Ok(()),
-        Err(e) if e.code == ErrorCode::PermissionDenied => Err(Error::new(
-            ErrorCode::PermissionDenied,
-            match lang {
-                Language::En => {
-                    format!(
-                        "`{out}` could not be written (permission denied); check the folder's permissions."
-                    )
-                }
-                Language::Ja => format!(
-                    "`{out}` を書き出せません（権限がありません）。フォルダの権限を確かめてください。"
-                ),
-            },
-        )),
+        Err(e) if e.code == ErrorCode::PermissionDenied => {
+            let reason = Msg::ReasonPermissionDenied.text(lang);
+            Err(Error::new(ErrorCode::PermissionDenied, msg!(lang, OutputNotWritable, path = out, reason)))
+        }
         Err(e) => Err(e),
     }
 }

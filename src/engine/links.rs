@@ -40,6 +40,7 @@ impl Engine {
                 )
             })?,
         };
+        let budget = super::paging::budget(req.max_bytes, self.config.tools.max_answer_bytes)?;
         self.service.check_searchable()?;
         let index = self.link_index()?;
         let workspace = &self.core.workspace;
@@ -83,7 +84,7 @@ impl Engine {
         let broken = matching.iter().filter(|e| e.reason.is_some()).count();
         let mut page: Vec<LinkEdge> = matching.into_iter().skip(offset).take(limit).map(to_wire).collect();
         // The answer budget cuts a page of long edges short (`docs/tools.md`, "Bounded answers").
-        page.truncate(super::paging::fitting(&page, self.config.tools.max_answer_bytes));
+        page.truncate(super::paging::fitting(&page, budget));
         let end = offset.saturating_add(page.len()).min(total);
         let notice = (end < total).then(|| {
             format!(
@@ -97,6 +98,7 @@ impl Engine {
             total,
             broken,
             next_cursor: (end < total).then(|| end.to_string()),
+            truncated: (end < total).then_some(true),
             generation: index.generation(),
             notice,
         })

@@ -2,7 +2,8 @@
 //! are cut into pages of at most a byte budget of JSON, with an opaque cursor for the next one.
 //!
 //! Paging happens here, at the engine's boundary, on the finished list a use case computed:
-//! the modules that compute lists know nothing of budgets.
+//! the modules that compute lists know nothing of budgets. The catalog, which renders its own
+//! answers, receives the cut ([`fitting_room`]) and a budget from the engine and applies them.
 //!
 //! Invariants:
 //!
@@ -89,7 +90,13 @@ pub(crate) fn page<T: Serialize>(
 
 /// How many of `items`, from the first, fit in an answer of `budget` bytes (at least one).
 pub(crate) fn fitting<T: Serialize>(items: &[T], budget: usize) -> usize {
-    let room = budget.saturating_sub(ENVELOPE_BYTES);
+    fitting_room(items, budget.saturating_sub(ENVELOPE_BYTES))
+}
+
+/// How many of `items`, from the first, take at most `room` bytes of JSON (at least one): the
+/// cut for an answer whose envelope the caller measured itself (the catalog's Markdown and
+/// JSON answers, whose totals and tag counts vary in size).
+pub(crate) fn fitting_room<T: Serialize>(items: &[T], room: usize) -> usize {
     let mut used = 0usize;
     for (i, item) in items.iter().enumerate() {
         // Each item costs its JSON and a separating comma.

@@ -19,6 +19,7 @@ use super::{Files, ImageProblem, Settings, highlight};
 use crate::links::{self, Target};
 use crate::markdown::text_rules::{self, Emphasis};
 use crate::markdown::{heading_level, scan_links};
+use crate::messages::Msg;
 use crate::text::LineIndex;
 
 /// A heading of a document.
@@ -387,36 +388,8 @@ impl Renderer<'_, '_> {
     fn start(&mut self, tag: &Tag<'_>, events: &[(Event<'_>, Range<usize>)], i: usize, offset: usize) {
         match tag {
             Tag::Paragraph => self.out.push_str("<p>"),
-            Tag::Heading { level, classes, .. } => {
-                let n = heading_level(*level);
-                let id = self.doc.analysis.headings.get(self.next_heading).map(|h| h.id.clone());
-                self.next_heading += 1;
-                self.out.push_str(&format!("<h{n}"));
-                if let Some(id) = id {
-                    self.out.push_str(&format!(" id=\"{}\"", escape_attr(&self.page_id(&id))));
-                }
-                if !classes.is_empty() {
-                    let classes: Vec<&str> = classes.iter().map(|c| c.as_ref()).collect();
-                    self.out.push_str(&format!(" class=\"{}\"", escape_attr(&classes.join(" "))));
-                }
-                self.out.push('>');
-            }
-            Tag::BlockQuote(kind) => match kind {
-                None => self.out.push_str("<blockquote>\n"),
-                Some(kind) => {
-                    let (class, en, ja) = match kind {
-                        BlockQuoteKind::Note => ("note", "Note", "注記"),
-                        BlockQuoteKind::Tip => ("tip", "Tip", "ヒント"),
-                        BlockQuoteKind::Important => ("important", "Important", "重要"),
-                        BlockQuoteKind::Warning => ("warning", "Warning", "警告"),
-                        BlockQuoteKind::Caution => ("caution", "Caution", "注意"),
-                    };
-                    let label = if super::text::is_japanese(&self.cx.lang) { ja } else { en };
-                    self.out.push_str(&format!(
-                        "<blockquote class=\"alert alert-{class}\">\n<p class=\"alert-title\">{label}</p>\n"
-                    ));
-                }
-            },
+            Tag::Heading { level, classes, .. } => self.start_heading(heading_level(*level), classes),
+            Tag::BlockQuote(kind) => self.start_blockquote(kind.as_ref()),
             Tag::CodeBlock(kind) => {
                 let lang = match kind {
                     CodeBlockKind::Fenced(info) => info
@@ -459,16 +432,7 @@ impl Renderer<'_, '_> {
                 self.cell = 0;
                 self.out.push_str("<tr>");
             }
-            Tag::TableCell => {
-                let element = if self.in_head { "th" } else { "td" };
-                let class = match self.aligns.get(self.cell) {
-                    Some(Alignment::Left) => " class=\"left\"",
-                    Some(Alignment::Center) => " class=\"center\"",
-                    Some(Alignment::Right) => " class=\"right\"",
-                    _ => "",
-                };
-                self.out.push_str(&format!("<{element}{class}>"));
-            }
+            Tag::TableCell => self.start_cell(),
             Tag::Emphasis => {
                 // Japanese pages set every `<em>` upright and heavier (page.css); elsewhere a
                 // run holding Japanese gets the same look through its class (the shared rule).
@@ -480,20 +444,7 @@ impl Renderer<'_, '_> {
             Tag::Strikethrough => self.out.push_str("<del>"),
             Tag::Superscript => self.out.push_str("<sup>"),
             Tag::Subscript => self.out.push_str("<sub>"),
-            Tag::Link { dest_url, title, .. } => {
-                let href = self.link_href(dest_url, offset);
-                match href {
-                    Some(href) => {
-                        self.out.push_str(&format!("<a href=\"{}\"", escape_attr(&href)));
-                        if !title.is_empty() {
-                            self.out.push_str(&format!(" title=\"{}\"", escape_attr(title)));
-                        }
-                        self.out.push('>');
-                        self.links.push(true);
-                    }
-                    None => self.links.push(false),
-                }
-            }
+            Tag::Link { dest_url, title, .. } => self.start_link(dest_url, title, offset),
             Tag::Image { dest_url, title, .. } => {
                 self.image = Some(ImageState {
                     dest: dest_url.to_string(),
@@ -505,6 +456,67 @@ impl Renderer<'_, '_> {
             }
             Tag::MetadataBlock(_) => self.metadata = true,
             Tag::DefinitionList | Tag::DefinitionListTitle | Tag::DefinitionListDefinition => {}
+        }
+    }
+
+    /// `<hN id=… class=…>`: the id of the next heading of the analysis, made unique in the page.
+    fn start_heading(&mut self, n: impl std::fmt::Display, classes: &[impl AsRef<str>]) {
+        let id = self.doc.analysis.headings.get(self.next_heading).map(|h| h.id.clone());
+        self.next_heading += 1;
+        self.out.push_str(&format!("<h{n}"));
+        if let Some(id) = id {
+            self.out.push_str(&format!(" id=\"{}\"", escape_attr(&self.page_id(&id))));
+        }
+        if !classes.is_empty() {
+            let classes: Vec<&str> = classes.iter().map(|c| c.as_ref()).collect();
+            self.out.push_str(&format!(" class=\"{}\"", escape_attr(&classes.join(" "))));
+        }
+        self.out.push('>');
+    }
+
+    /// A block quote, or a GitHub alert with its title in the page's language.
+    fn start_blockquote(&mut self, kind: Option<&BlockQuoteKind>) {
+        let Some(kind) = kind else {
+            self.out.push_str("<blockquote>\n");
+            return;
+        };
+        let (class, title) = match kind {
+            BlockQuoteKind::Note => ("note", Msg::AlertNote),
+            BlockQuoteKind::Tip => ("tip", Msg::AlertTip),
+            BlockQuoteKind::Important => ("important", Msg::AlertImportant),
+            BlockQuoteKind::Warning => ("warning", Msg::AlertWarning),
+            BlockQuoteKind::Caution => ("caution", Msg::AlertCaution),
+        };
+        let label = title.template(super::text::page_language(&self.cx.lang));
+        self.out.push_str(&format!(
+            "<blockquote class=\"alert alert-{class}\">\n<p class=\"alert-title\">{label}</p>\n"
+        ));
+    }
+
+    /// `<th>`/`<td>` with the column's alignment class.
+    fn start_cell(&mut self) {
+        let element = if self.in_head { "th" } else { "td" };
+        let class = match self.aligns.get(self.cell) {
+            Some(Alignment::Left) => " class=\"left\"",
+            Some(Alignment::Center) => " class=\"center\"",
+            Some(Alignment::Right) => " class=\"right\"",
+            _ => "",
+        };
+        self.out.push_str(&format!("<{element}{class}>"));
+    }
+
+    /// `<a href=… title=…>` for a link the page can keep; a dropped link leaves its text only.
+    fn start_link(&mut self, dest_url: &str, title: &str, offset: usize) {
+        match self.link_href(dest_url, offset) {
+            Some(href) => {
+                self.out.push_str(&format!("<a href=\"{}\"", escape_attr(&href)));
+                if !title.is_empty() {
+                    self.out.push_str(&format!(" title=\"{}\"", escape_attr(title)));
+                }
+                self.out.push('>');
+                self.links.push(true);
+            }
+            None => self.links.push(false),
         }
     }
 

@@ -261,27 +261,8 @@ fn tag_at(s: &str, at: usize) -> Scan<'static> {
             j += 1;
         }
         if j < b.len() && b[j] == b'=' {
-            j += 1;
-            while j < b.len() && b[j].is_ascii_whitespace() {
-                j += 1;
-            }
-            if j >= b.len() {
-                return Scan::Unfinished;
-            }
-            let value;
-            if b[j] == b'"' || b[j] == b'\'' {
-                let quote = b[j] as char;
-                let Some(end) = rest[j + 1..].find(quote) else { return Scan::Unfinished };
-                value = &rest[j + 1..j + 1 + end];
-                i = j + 1 + end + 1;
-            } else {
-                let start = j;
-                while j < b.len() && !b[j].is_ascii_whitespace() && b[j] != b'>' {
-                    j += 1;
-                }
-                value = &rest[start..j];
-                i = j;
-            }
+            let Some((value, next)) = attribute_value(rest, j + 1) else { return Scan::Unfinished };
+            i = next;
             attrs.push((attr, Some(decode_entities(value))));
         } else if !attr.is_empty() {
             attrs.push((attr, None));
@@ -289,6 +270,28 @@ fn tag_at(s: &str, at: usize) -> Scan<'static> {
             i += 1;
         }
     }
+}
+
+/// The attribute value from `rest[j..]` (after its `=`; leading blanks skipped, quoted or bare)
+/// and the index after it; `None` when the input ends first.
+fn attribute_value(rest: &str, mut j: usize) -> Option<(&str, usize)> {
+    let b = rest.as_bytes();
+    while j < b.len() && b[j].is_ascii_whitespace() {
+        j += 1;
+    }
+    if j >= b.len() {
+        return None;
+    }
+    if b[j] == b'"' || b[j] == b'\'' {
+        let quote = b[j] as char;
+        let end = rest[j + 1..].find(quote)?;
+        return Some((&rest[j + 1..j + 1 + end], j + 1 + end + 1));
+    }
+    let start = j;
+    while j < b.len() && !b[j].is_ascii_whitespace() && b[j] != b'>' {
+        j += 1;
+    }
+    Some((&rest[start..j], j))
 }
 
 /// Decodes the character references an attribute value commonly holds.

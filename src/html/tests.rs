@@ -349,3 +349,35 @@ fn svg_and_avif_are_recognised_by_content() {
     assert_eq!(sniff_svg_or_avif("a.avif", b"\0\0\0\x1cftypavif\0\0"), Some("image/avif"));
     assert_eq!(sniff_svg_or_avif("a.png", b"x"), None);
 }
+
+/// Every warning sentence comes from the message catalogue in both languages: each variant
+/// names its subject in both, and the Japanese sentence is not the English one.
+#[test]
+fn warning_sentences_are_in_both_languages() {
+    use super::text::Warning;
+    let problems = [
+        ImageProblem::Missing,
+        ImageProblem::Outside,
+        ImageProblem::Unsupported,
+        ImageProblem::TooLarge,
+        ImageProblem::Unreadable,
+    ];
+    let mut warnings = vec![
+        Warning::MissingFile("a/目標.md"),
+        Warning::MissingAnchor("b.md#見出し"),
+        Warning::OutsideBuild("c.md"),
+        Warning::RemoteImage("https://example.com/x.png"),
+        Warning::RawHtml("<script>"),
+    ];
+    warnings.extend(problems.into_iter().map(|p| Warning::Image("img/図.png", p)));
+    let mut seen = std::collections::HashSet::new();
+    for w in &warnings {
+        let (en, ja) = (w.sentence(Language::En), w.sentence(Language::Ja));
+        assert_ne!(en, ja);
+        assert!(!en.contains('{') && !ja.contains('{'), "{en} / {ja}");
+        assert!(ja.chars().any(|c| ('\u{3040}'..='\u{30ff}').contains(&c)), "not Japanese: {ja}");
+        let subject = en.split('`').nth(1).unwrap();
+        assert!(ja.contains(subject), "{ja} does not name {subject}");
+        assert!(seen.insert(ja), "two warnings share one Japanese sentence");
+    }
+}

@@ -1,5 +1,6 @@
 //! Escaping, URL encoding, relative paths and the warning sentences (`catalog.md` §7.12, §9.6).
 
+use crate::messages::{Msg, msg};
 pub use crate::text::Language;
 
 /// Text content: `&`, `<`, `>` escaped.
@@ -85,60 +86,26 @@ pub enum Warning<'a> {
 }
 
 impl Warning<'_> {
-    /// The sentence in `lang`.
+    /// The sentence in `lang`, from the message catalogue (`src/messages.rs`).
     pub fn sentence(&self, lang: Language) -> String {
         use super::ImageProblem as P;
-        match (lang, self) {
-            (Language::En, Warning::MissingFile(t)) => {
-                format!("link target `{t}` does not exist; fix the link or restore the file")
-            }
-            (Language::Ja, Warning::MissingFile(t)) => {
-                format!("リンク先 `{t}` がありません。リンクを直すか、ファイルを戻してください")
-            }
-            (Language::En, Warning::MissingAnchor(l)) => {
-                format!("link `{l}` points to a heading that does not exist; fix the anchor or the heading")
-            }
-            (Language::Ja, Warning::MissingAnchor(l)) => {
-                format!("リンク `{l}` の見出しがありません。アンカーか見出しを直してください")
-            }
-            (Language::En, Warning::OutsideBuild(t)) => format!(
-                "link target `{t}` is not part of the build; add it to build.include or link elsewhere"
-            ),
-            (Language::Ja, Warning::OutsideBuild(t)) => format!(
-                "リンク先 `{t}` はまとめる文書に入っていません。build.include に足すか、リンクを変えてください"
-            ),
-            (Language::En, Warning::Image(src, p)) => {
+        match self {
+            Warning::MissingFile(target) => msg!(lang, LinkMissingFile, target),
+            Warning::MissingAnchor(link) => msg!(lang, LinkMissingAnchor, link),
+            Warning::OutsideBuild(target) => msg!(lang, LinkOutsideBuild, target),
+            Warning::Image(src, p) => {
                 let reason = match p {
-                    P::Missing => "the file does not exist",
-                    P::Outside => "the path is outside the project or not allowed",
-                    P::Unsupported => "not a PNG, JPEG, WebP, GIF, SVG or AVIF file",
-                    P::TooLarge => "larger than 25 MiB",
-                    P::Unreadable => "the file could not be read",
-                };
-                format!("image `{src}` was not embedded ({reason}); fix the path or the file")
+                    P::Missing => Msg::ImageMissing,
+                    P::Outside => Msg::ImageOutside,
+                    P::Unsupported => Msg::ImageUnsupported,
+                    P::TooLarge => Msg::ImageTooLarge,
+                    P::Unreadable => Msg::ImageUnreadable,
+                }
+                .text(lang);
+                msg!(lang, ImageNotEmbedded, src, reason)
             }
-            (Language::Ja, Warning::Image(src, p)) => {
-                let reason = match p {
-                    P::Missing => "ファイルがありません",
-                    P::Outside => "プロジェクトの外か、使えないパスです",
-                    P::Unsupported => "PNG・JPEG・WebP・GIF・SVG・AVIF のどれでもありません",
-                    P::TooLarge => "25 MiB を超えています",
-                    P::Unreadable => "ファイルを読めません",
-                };
-                format!("画像 `{src}` を埋め込めませんでした（{reason}）。パスかファイルを直してください")
-            }
-            (Language::En, Warning::RemoteImage(src)) => format!(
-                "remote image `{src}` was not fetched and is shown as a link; save it into the project to embed it"
-            ),
-            (Language::Ja, Warning::RemoteImage(src)) => format!(
-                "外の画像 `{src}` は取りに行かず、リンクにしました。埋め込むにはプロジェクトに保存してください"
-            ),
-            (Language::En, Warning::RawHtml(tag)) => format!(
-                "raw HTML `{tag}` was removed; exported HTML does not run scripts or load external resources"
-            ),
-            (Language::Ja, Warning::RawHtml(tag)) => {
-                format!("HTML の `{tag}` を外しました。書き出す HTML はスクリプトも外の資源も使いません")
-            }
+            Warning::RemoteImage(src) => msg!(lang, RemoteImageLinked, src),
+            Warning::RawHtml(tag) => msg!(lang, RawHtmlRemoved, tag),
         }
     }
 }
@@ -163,14 +130,16 @@ pub fn is_japanese(page_lang: &str) -> bool {
 
 /// Labels in the page language (`ja` or anything else).
 pub fn labels(page_lang: &str) -> Labels {
-    if is_japanese(page_lang) {
-        Labels { contents: "目次", documents: "文書", footnotes: "脚注", back: "本文に戻る" }
-    } else {
-        Labels {
-            contents: "Contents",
-            documents: "Documents",
-            footnotes: "Footnotes",
-            back: "Back to the text",
-        }
+    let lang = page_language(page_lang);
+    Labels {
+        contents: Msg::LabelContents.template(lang),
+        documents: Msg::LabelDocuments.template(lang),
+        footnotes: Msg::LabelFootnotes.template(lang),
+        back: Msg::LabelBack.template(lang),
     }
+}
+
+/// The language of a page's labels: Japanese for a Japanese page tag, else English.
+pub fn page_language(page_lang: &str) -> Language {
+    if is_japanese(page_lang) { Language::Ja } else { Language::En }
 }

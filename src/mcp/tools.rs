@@ -660,6 +660,28 @@ fn strip_client_arguments(name: &str, args: &mut Value) {
     }
 }
 
+/// The top-level argument names and the `config` of a catalog or HTML tool's call (E10 needs
+/// them after `schema::normalise` has consumed the arguments); empty for the other tools.
+fn catalog_argument_names(name: &str, args: &Value) -> (Vec<String>, Option<String>) {
+    match args.as_object().filter(|_| PROJECT_DIR_TOOLS.contains(&name)) {
+        Some(o) => (o.keys().cloned().collect(), o.get("config").and_then(Value::as_str).map(str::to_owned)),
+        None => (Vec::new(), None),
+    }
+}
+
+/// E10 in the catalog's language for a catalog or HTML tool given an argument it does not take
+/// (`docs/design/catalog.md`, "Messages"); `None` when no top-level name is unknown.
+fn unknown_catalog_argument(
+    engine: &Engine,
+    tool: &ToolEntry,
+    given: &(Vec<String>, Option<String>),
+) -> Option<Error> {
+    let properties = tool.input_schema["properties"].as_object()?;
+    let unknown = given.0.iter().find(|k| !properties.keys().any(|p| p.eq_ignore_ascii_case(k)))?;
+    let accepted: Vec<&str> = properties.keys().map(String::as_str).collect();
+    Some(engine.unknown_catalog_argument(unknown, &accepted, given.1.as_deref()))
+}
+
 /// Whether `name` answers with plain text blocks ([`TextBlocks`]) instead of structured content.
 pub(super) fn answers_with_text(name: &str) -> bool {
     TABLE.iter().any(|t| t.name == name && t.text_blocks)
@@ -678,8 +700,11 @@ pub(super) fn dispatch(engine: &Engine, name: &str, args: Value) -> Result<Reply
     let mut args = args;
     strip_client_arguments(name, &mut args);
     strip_project_dir(engine, name, &mut args)?;
-    schema::normalise(&mut args, &tool.input_schema)
-        .map_err(|m| Error::invalid_argument(format!("{name}: {m}")))?;
+    let given = catalog_argument_names(name, &args);
+    schema::normalise(&mut args, &tool.input_schema).map_err(|m| {
+        unknown_catalog_argument(engine, tool, &given)
+            .unwrap_or_else(|| Error::invalid_argument(format!("{name}: {m}")))
+    })?;
     (tool.call)(&ToolContext { engine }, args)
 }
 

@@ -84,6 +84,9 @@ pub struct ListImagesRequest {
     /// Images per page, 1..200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_size: Option<i64>,
+    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 65536; at least 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
 }
 
 /// One listed image.
@@ -108,6 +111,12 @@ pub struct ListImagesResponse {
     pub images: Vec<ImageItem>,
     /// Pass as cursor for the next page; null on the last page.
     pub next_cursor: Option<String>,
+    /// True when more images follow on later pages; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    /// One sentence saying that more images follow and how to read on; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// `kb_load_image`, `kb_delete_image` and `kb_download_file` arguments (flat).

@@ -37,6 +37,9 @@ pub struct FindDocsRequest {
     /// Fields removed from the view (after include): path, aliases, related, referenced_by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude: Option<Vec<String>>,
+    /// Most bytes per answer (Markdown text or JSON; default `tools.maxAnswerBytes`, 65536; at least 1024).
+    #[serde(default, alias = "maxBytes", skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
     /// Return only total, total_chars, tag_counts and warnings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count_only: Option<bool>,
@@ -60,6 +63,12 @@ pub struct ListTagsRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("enum" = ["markdown", "json"]))]
     pub format: Option<String>,
+    /// The next_cursor of the previous page (same query and format).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+    /// Most bytes per answer (Markdown text or JSON; default `tools.maxAnswerBytes`, 65536; at least 1024).
+    #[serde(default, alias = "maxBytes", skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
     /// Root-relative catalog configuration file to use instead of the server's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,

@@ -42,6 +42,9 @@ pub struct LinksRequest {
     /// The nextCursor of the previous page, to continue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 65536; at least 1024).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
 }
 
 /// One link.
@@ -92,6 +95,9 @@ pub struct LinksResponse {
     /// The index generation at which the link graph last changed (it follows edits once they
     /// are indexed).
     pub generation: u64,
+    /// True when more edges follow on later pages; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
     /// One sentence when more edges follow (`limit` or the answer budget cut the page); absent
     /// on the last page.
     #[serde(default, skip_serializing_if = "Option::is_none")]

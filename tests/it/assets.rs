@@ -453,7 +453,13 @@ fn list_load_move_and_delete() {
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
-        let page = e.list_images(&ListImagesRequest { cursor: cursor.clone(), page_size: Some(2) }).unwrap();
+        let page = e
+            .list_images(&ListImagesRequest {
+                cursor: cursor.clone(),
+                page_size: Some(2),
+                ..Default::default()
+            })
+            .unwrap();
         seen.extend(page.images.iter().map(|i| i.path.clone()));
         match page.next_cursor {
             Some(c) => cursor = Some(c),
@@ -461,16 +467,23 @@ fn list_load_move_and_delete() {
         }
     }
     assert_eq!(seen, ["a.jpg", "fake.png", "images/A.PNG", "images/b.png", "images/sub/c.gif"]);
-    let err = e.list_images(&ListImagesRequest { cursor: None, page_size: Some(201) }).unwrap_err();
+    let err = e.list_images(&ListImagesRequest { page_size: Some(201), ..Default::default() }).unwrap_err();
     assert_eq!(err.message, "pageSize must be between 1 and 200.");
-    let err =
-        e.list_images(&ListImagesRequest { cursor: Some("%%%".to_owned()), page_size: None }).unwrap_err();
+    let err = e
+        .list_images(&ListImagesRequest { cursor: Some("%%%".to_owned()), ..Default::default() })
+        .unwrap_err();
     assert_eq!(err.message, "Image list cursor is malformed.");
     // A cursor whose item was deleted still continues after it.
-    let first = e.list_images(&ListImagesRequest { cursor: None, page_size: Some(3) }).unwrap();
+    let first = e.list_images(&ListImagesRequest { page_size: Some(3), ..Default::default() }).unwrap();
     assert_eq!(first.images.last().unwrap().path, "images/A.PNG");
     std::fs::remove_file(root.join("images/A.PNG")).unwrap();
-    let next = e.list_images(&ListImagesRequest { cursor: first.next_cursor, page_size: Some(3) }).unwrap();
+    let next = e
+        .list_images(&ListImagesRequest {
+            cursor: first.next_cursor,
+            page_size: Some(3),
+            ..Default::default()
+        })
+        .unwrap();
     assert_eq!(
         next.images.iter().map(|i| i.path.as_str()).collect::<Vec<_>>(),
         ["images/b.png", "images/sub/c.gif"]

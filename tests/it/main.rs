@@ -17,6 +17,7 @@ mod html;
 mod images;
 mod kills;
 mod links;
+mod lists;
 mod mcp;
 mod metadata;
 mod names;

@@ -23,18 +23,20 @@ const LAYERS: &[(&str, &str, May)] = &[
     ("L1", "table", Only(&["markdown", "text", "error", "wire"])),
     ("L1", "config", Only(&["workspace", "error", "wire"])),
     ("L1", "links", Only(&["markdown", "workspace", "text", "error"])),
+    // The message catalogue (code → English/Japanese text) of the catalog and the HTML export.
+    ("L1", "messages", Only(&["text"])),
     ("L2", "store", Only(&["chunk", "workspace", "text", "error"])),
     ("L2", "lexical", Only(&["chunk", "workspace", "text", "error"])),
     // `workspace` for the atomic replacement of the vector file (`workspace::replace_file_atomic`).
     ("L2", "vectors", Only(&["chunk", "config", "text", "error", "workspace"])),
     // The document catalog: settings, index, editor, queries, checks (`docs/design/catalog.md`).
-    ("L2", "catalog", Only(&["markdown", "links", "workspace", "text", "error", "wire"])),
+    ("L2", "catalog", Only(&["markdown", "links", "messages", "workspace", "text", "error", "wire"])),
     ("L3", "indexer", EverythingBelow),
     // Image formats, the HTTPS downloader; file access through `workspace`.
     ("L3", "assets", Only(&["workspace", "error", "text"])),
     ("L3", "export", Only(&["workspace", "markdown", "text", "error", "wire"])),
     // Markdown to self-contained HTML; files through the engine's `html::Files`.
-    ("L3", "html", Only(&["markdown", "links", "text", "error"])),
+    ("L3", "html", Only(&["markdown", "links", "messages", "text", "error"])),
     // The ranking pipeline of `kb_search` (pure; the engine does its I/O).
     ("L3", "search", Only(&["config", "lexical", "wire", "workspace", "error"])),
     ("L4", "engine", EverythingBelow),

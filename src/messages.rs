@@ -1,5 +1,6 @@
-//! The message catalogue of the catalog tools: every sentence, fragment and label they show, by
-//! [`Msg`], in English and Japanese (`docs/design/catalog.md`, "Messages").
+//! The message catalogue of the catalog tools and the HTML export: every sentence, fragment and
+//! label they show, by [`Msg`], in English and Japanese (`docs/design/catalog.md`, "Messages").
+//! It sits below both (`docs/architecture.md`), so the catalog and `html` render from one table.
 //!
 //! Texts are templates: `{name}` is an argument, `{{` and `}}` are literal braces. Call sites
 //! render one with `msg!`: `msg!(lang, IndexMissing, path = p)`.
@@ -13,7 +14,7 @@
 
 use std::fmt::{Display, Write as _};
 
-use super::Language;
+use crate::text::Language;
 
 /// A message. Entries that the catalog specification numbers (`E1`…) or names after a `kb_check`
 /// issue kind say so in [`CATALOGUE`].
@@ -110,6 +111,11 @@ pub enum Msg {
     TagCountsLine,
     MainTag,
     TypedRelation,
+    DocsPageCut,
+    TagCountsCut,
+    TagsPageCut,
+    TagsCursorBad,
+    MaxBytesTooSmall,
     ColId,
     ColTitle,
     ColDescription,
@@ -196,6 +202,37 @@ pub enum Msg {
     GuideClose,
     GuideNoClose,
     GuidesTooLong,
+    // The HTML export (`engine/html.rs`, `html/text.rs`).
+    ExportSourceMissing,
+    NotOfKind,
+    BuildMatchesNothing,
+    ExtMarkdown,
+    ExtHtml,
+    OutputNotAFile,
+    OutputNotWritable,
+    ReasonPermissionDenied,
+    LinkMissingFile,
+    LinkMissingAnchor,
+    LinkOutsideBuild,
+    ImageNotEmbedded,
+    ImageMissing,
+    ImageOutside,
+    ImageUnsupported,
+    ImageTooLarge,
+    ImageUnreadable,
+    RemoteImageLinked,
+    RawHtmlRemoved,
+    LabelContents,
+    LabelDocuments,
+    LabelFootnotes,
+    LabelBack,
+    AlertNote,
+    AlertTip,
+    AlertImportant,
+    AlertWarning,
+    AlertCaution,
+    // An argument the tool does not take (the MCP layer's schema check).
+    UnknownArgument,
 }
 
 /// One entry: the message, the specification's number or issue kind (`""` for none), English,
@@ -203,7 +240,7 @@ pub enum Msg {
 pub type Entry = (Msg, &'static str, &'static str, &'static str);
 
 /// Every message, in the order of [`Msg`].
-pub const CATALOGUE: [Entry; Msg::GuidesTooLong as usize + 1] = [
+pub const CATALOGUE: [Entry; Msg::UnknownArgument as usize + 1] = [
     // Settings.
     (
         Msg::NoConfiguration,
@@ -539,6 +576,36 @@ pub const CATALOGUE: [Entry; Msg::GuidesTooLong as usize + 1] = [
     (Msg::TagCountsLine, "", "Tag counts: {items}", "タグごとの件数: {items}"),
     (Msg::MainTag, "", "{name} (main)", "{name}（主題）"),
     (Msg::TypedRelation, "", "{to} ({type})", "{to}（{type}）"),
+    (
+        Msg::DocsPageCut,
+        "",
+        "The answer budget of {budget} bytes cut this page after documents {first} to {last} of {total}; pass next_cursor as cursor for the rest, or a larger max_bytes.",
+        "回答の上限 {budget} バイトのため、このページは {total} 件中 {first}〜{last} 件目で切りました。続きは next_cursor を cursor に渡すか、max_bytes を大きくしてください。",
+    ),
+    (
+        Msg::TagCountsCut,
+        "",
+        "Tag counts shows the {shown} most frequent of {total} tags; narrow the search with tags or text to count the rest.",
+        "タグごとの件数は {total} 個のタグのうち多い順に {shown} 個だけを示しました。残りは tags や text で絞って数えてください。",
+    ),
+    (
+        Msg::TagsPageCut,
+        "",
+        "This page holds tags {first} to {last} of {total}; pass next_cursor as cursor for the next page.",
+        "このページはタグ {total} 個中 {first}〜{last} 個目です。次のページは next_cursor を cursor に渡してください。",
+    ),
+    (
+        Msg::TagsCursorBad,
+        "",
+        "The cursor was not returned by kb_list_tags for this query and format; omit cursor to start again from the first page.",
+        "この cursor は同じ query と format の kb_list_tags が返したものではありません。cursor を省いて先頭から引き直してください。",
+    ),
+    (
+        Msg::MaxBytesTooSmall,
+        "",
+        "max_bytes must be at least {min}; omit it for the default of {default}.",
+        "max_bytes は {min} 以上にしてください。省くと既定の {default} になります。",
+    ),
     (Msg::ColId, "", "ID", "ID"),
     (Msg::ColTitle, "", "Title", "題"),
     (Msg::ColDescription, "", "Description", "概要"),
@@ -865,6 +932,107 @@ pub const CATALOGUE: [Entry; Msg::GuidesTooLong as usize + 1] = [
         "The requested guides total {n} characters, over the 50,000-character limit; call kb_read_guide several times with fewer names:",
         "渡した名前の本文が合計 {n} 文字で、50,000 文字を超えます。名前を分けて呼んでください:",
     ),
+    // The HTML export.
+    (
+        Msg::ExportSourceMissing,
+        "E25",
+        "`{path}` was not found; pass an existing root-relative Markdown path.",
+        "`{path}` が見つかりません。ある Markdown のパスを渡してください。",
+    ),
+    (
+        Msg::NotOfKind,
+        "E26",
+        "`{path}` is not a {expected} file; pass a path ending in {ext}.",
+        "`{path}` は {expected} のファイルではありません。{ext} で終わるパスを渡してください。",
+    ),
+    (
+        Msg::BuildMatchesNothing,
+        "E29",
+        "build.include matches no Markdown file; fix the patterns.",
+        "build.include に当たる文書が 0 件です。パターンを直してください。",
+    ),
+    (Msg::ExtMarkdown, "", ".md", ".md"),
+    (Msg::ExtHtml, "", ".html or .htm", ".html か .htm"),
+    (
+        Msg::OutputNotAFile,
+        "",
+        "`{path}` is a folder or a special file; pass the path of an HTML file to write.",
+        "`{path}` はフォルダーか特別なファイルです。書き出す HTML のパスを渡してください。",
+    ),
+    (
+        Msg::OutputNotWritable,
+        "E30",
+        "`{path}` could not be written ({reason}); check the folder's permissions.",
+        "`{path}` を書き出せません（{reason}）。フォルダの権限を確かめてください。",
+    ),
+    (Msg::ReasonPermissionDenied, "", "permission denied", "権限がありません"),
+    (
+        Msg::LinkMissingFile,
+        "",
+        "link target `{target}` does not exist; fix the link or restore the file",
+        "リンク先 `{target}` がありません。リンクを直すか、ファイルを戻してください",
+    ),
+    (
+        Msg::LinkMissingAnchor,
+        "",
+        "link `{link}` points to a heading that does not exist; fix the anchor or the heading",
+        "リンク `{link}` の見出しがありません。アンカーか見出しを直してください",
+    ),
+    (
+        Msg::LinkOutsideBuild,
+        "",
+        "link target `{target}` is not part of the build; add it to build.include or link elsewhere",
+        "リンク先 `{target}` はまとめる文書に入っていません。build.include に足すか、リンクを変えてください",
+    ),
+    (
+        Msg::ImageNotEmbedded,
+        "",
+        "image `{src}` was not embedded ({reason}); fix the path or the file",
+        "画像 `{src}` を埋め込めませんでした（{reason}）。パスかファイルを直してください",
+    ),
+    (Msg::ImageMissing, "", "the file does not exist", "ファイルがありません"),
+    (
+        Msg::ImageOutside,
+        "",
+        "the path is outside the project or not allowed",
+        "プロジェクトの外か、使えないパスです",
+    ),
+    (
+        Msg::ImageUnsupported,
+        "",
+        "not a PNG, JPEG, WebP, GIF, SVG or AVIF file",
+        "PNG・JPEG・WebP・GIF・SVG・AVIF のどれでもありません",
+    ),
+    (Msg::ImageTooLarge, "", "larger than 25 MiB", "25 MiB を超えています"),
+    (Msg::ImageUnreadable, "", "the file could not be read", "ファイルを読めません"),
+    (
+        Msg::RemoteImageLinked,
+        "",
+        "remote image `{src}` was not fetched and is shown as a link; save it into the project to embed it",
+        "外の画像 `{src}` は取りに行かず、リンクにしました。埋め込むにはプロジェクトに保存してください",
+    ),
+    (
+        Msg::RawHtmlRemoved,
+        "",
+        "raw HTML `{tag}` was removed; exported HTML does not run scripts or load external resources",
+        "HTML の `{tag}` を外しました。書き出す HTML はスクリプトも外の資源も使いません",
+    ),
+    // Page labels, in the page's language (`html.lang`).
+    (Msg::LabelContents, "", "Contents", "目次"),
+    (Msg::LabelDocuments, "", "Documents", "文書"),
+    (Msg::LabelFootnotes, "", "Footnotes", "脚注"),
+    (Msg::LabelBack, "", "Back to the text", "本文に戻る"),
+    (Msg::AlertNote, "", "Note", "注記"),
+    (Msg::AlertTip, "", "Tip", "ヒント"),
+    (Msg::AlertImportant, "", "Important", "重要"),
+    (Msg::AlertWarning, "", "Warning", "警告"),
+    (Msg::AlertCaution, "", "Caution", "注意"),
+    (
+        Msg::UnknownArgument,
+        "E10",
+        "Unknown argument `{name}`; remove it (accepted: {list}).",
+        "知らない引数 `{name}` です。外してください（受け付ける引数: {list}）。",
+    ),
 ];
 
 // Every message has its entry at its own position, with both texts.
@@ -961,11 +1129,11 @@ macro_rules! msg {
     (@value $k:ident) => { $k };
     (@value $k:ident = $v:expr) => { $v };
     ($lang:expr, $m:ident $(, $k:ident $(= $v:expr)?)* $(,)?) => {
-        $crate::catalog::messages::Msg::$m.render(
+        $crate::messages::Msg::$m.render(
             $lang,
             &[$((
                 stringify!($k),
-                &$crate::catalog::messages::msg!(@value $k $(= $v)?) as &dyn ::std::fmt::Display,
+                &$crate::messages::msg!(@value $k $(= $v)?) as &dyn ::std::fmt::Display,
             )),*],
         )
     };
