@@ -16,6 +16,7 @@ mod html;
 mod images;
 mod kills;
 mod links;
+mod logscan;
 mod mcp;
 mod metadata;
 mod names;
