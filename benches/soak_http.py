@@ -97,7 +97,7 @@ class ServerProc:
 
 class HttpSoak(Soak):
     def __init__(self, args):
-        args.watch = True
+        args.watch = not args.no_watch
         super().__init__(args)
         self.tl = threading.local()
         self.path_locks = {p: threading.Lock() for p in self.files}
@@ -192,7 +192,7 @@ class HttpSoak(Soak):
             super().op_external(path)
             after = set(re.findall(r"soakx[a-j]+q", (self.root / path).read_text(encoding="utf-8")))
         new = sorted(after - before)
-        if not new:
+        if not new or not self.args.watch:
             return
         token = new[0]
         t = time.perf_counter()
@@ -299,13 +299,16 @@ def main():
                     help="mean pause of each client between operations (0.5x to 1.5x, random)")
     ap.add_argument("--watch-timeout", type=float, default=30)
     ap.add_argument("--seed", type=int, default=30)
+    ap.add_argument("--no-watch", action="store_true",
+                    help="start the server without the file watcher (external edits wait for a reindex)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary project and server log")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     if args.minutes <= 5 and args.window >= args.minutes:
         args.window = max(args.minutes / 4, 0.1)
     r = HttpSoak(args).run()
-    print(f"clients: {args.clients}, pause {args.pause_ms} ms, reindex every {args.reindex_every} s, watcher on")
+    print(f"clients: {args.clients}, pause {args.pause_ms} ms, reindex every {args.reindex_every} s, "
+          f"watcher {'off' if args.no_watch else 'on'}")
     sys.exit(1 if r["errors"] else 0)
 
 
