@@ -188,8 +188,8 @@ class Soak:
         if err:
             self.error("read", err, path=path, pointer=req.get("pointer"))
 
-    def op_patch(self):
-        path = self.rng.choice(self.edit_files)
+    def op_patch(self, path=None):
+        path = path or self.rng.choice(self.edit_files)
         cached = self.reads.get(path)
         if cached is None or self.rng.random() < 0.5:
             if self.read(path, op="read") is None:
@@ -236,8 +236,8 @@ class Soak:
         tmp.write_bytes(data)
         os.replace(tmp, p)
 
-    def op_external(self):
-        path = self.rng.choice(self.edit_files)
+    def op_external(self, path=None):
+        path = path or self.rng.choice(self.edit_files)
         p = self.root / path
         t = time.perf_counter()
         raw = p.read_bytes()

@@ -7,10 +7,12 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                // rmcp logs every JSON-RPC error a client causes at WARN; those are client
-                // mistakes (the client gets the error), not something an operator must act on.
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(lvs::mcp::DEFAULT_LOG_FILTER)),
+            // RUST_LOG applies to our code; dependencies that log payloads stay at info unless
+            // RUST_LOG names them (`docs/reliability.md`, "Logs").
+            tracing_subscriber::EnvFilter::try_new(lvs::cli::logging::directives(
+                std::env::var("RUST_LOG").ok().as_deref(),
+            ))
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(lvs::mcp::DEFAULT_LOG_FILTER)),
         )
         .with_target(false)
         .init();

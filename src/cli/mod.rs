@@ -8,6 +8,7 @@
 //!   2 a usage error.
 //! - `--json` output is exactly the corresponding tool's structured result.
 
+pub mod logging;
 mod render;
 
 use std::io::{IsTerminal, Write};

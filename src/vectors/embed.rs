@@ -61,7 +61,7 @@ impl Embedder {
         Ok(Embedder {
             client,
             url: format!("{endpoint}/embeddings"),
-            endpoint,
+            endpoint: shown_endpoint(&endpoint),
             api_key: config.api_key.clone(),
             model: config.model.clone(),
             batch_size: config.batch_size.max(1),
@@ -140,6 +140,24 @@ impl Embedder {
             unavailable(format!("Embedding endpoint request failed: {}: {}.", self.endpoint, root_cause(e)))
         }
     }
+}
+
+/// The endpoint as messages and logs show it: without user-info (`https://user:secret@…`), query
+/// string or fragment, which may carry credentials. An endpoint without them is shown as given.
+fn shown_endpoint(endpoint: &str) -> String {
+    let Ok(mut url) = reqwest::Url::parse(endpoint) else { return endpoint.to_owned() };
+    if url.username().is_empty()
+        && url.password().is_none()
+        && url.query().is_none()
+        && url.fragment().is_none()
+    {
+        return endpoint.to_owned();
+    }
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.set_query(None);
+    url.set_fragment(None);
+    url.as_str().trim_end_matches('/').to_owned()
 }
 
 fn unavailable(message: String) -> Error {
@@ -231,6 +249,21 @@ pub(crate) fn dimension_mismatch(expected: impl std::fmt::Display, got: impl std
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_show_the_endpoint_without_credentials() {
+        assert_eq!(shown_endpoint("http://127.0.0.1:11434/v1"), "http://127.0.0.1:11434/v1");
+        assert_eq!(shown_endpoint("https://user:pw-SECRET@emb.example/v1"), "https://emb.example/v1");
+        assert_eq!(shown_endpoint("https://emb.example/v1?key=SECRET#x"), "https://emb.example/v1");
+        // An unreachable endpoint with user-info: the error sentence names it without the secret.
+        let config = EmbeddingConfig {
+            endpoint: "http://user:pw-SECRET@127.0.0.1:9/v1".to_owned(),
+            timeout_seconds: 1,
+            ..EmbeddingConfig::default()
+        };
+        let err = Embedder::new(&config, None).unwrap().embed_query("q").unwrap_err();
+        assert!(!err.message.contains("SECRET") && err.message.contains("127.0.0.1:9/v1"), "{}", err.message);
+    }
 
     #[test]
     fn debug_output_never_shows_the_api_key() {

@@ -18,6 +18,7 @@ mod images;
 mod kills;
 mod links;
 mod lists;
+mod logscan;
 mod mcp;
 mod metadata;
 mod names;
