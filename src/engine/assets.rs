@@ -151,7 +151,7 @@ impl Engine {
             return Err(Error::invalid_argument("pageSize must be between 1 and 200."));
         }
         let after = req.cursor.as_deref().filter(|c| !c.trim().is_empty()).map(decode_cursor).transpose()?;
-        let files = match self.workspace().list_files(None, None) {
+        let files = match crate::assets::list_image_files(self.workspace()) {
             Ok(files) => files,
             Err(e) if e.code == ErrorCode::NotFound => Vec::new(),
             Err(e) if e.code == ErrorCode::PermissionDenied => {

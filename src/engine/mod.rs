@@ -30,8 +30,8 @@ use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
 use crate::config::{Config, EmbeddingProvider, Loaded};
 use crate::error::{Error, ErrorDetail, Result};
 use crate::indexer::{
-    FileWatcher, IndexLayout, IndexService, ReadSide, SCHEMA_VERSION, ServiceParts, Snapshot,
-    WATCHER_PATH, WriterParts, compatibility, diagnose, embedding_client, lexical_manifest, watch,
+    FileWatcher, IndexLayout, IndexService, ReadSide, SCHEMA_VERSION, ServiceParts, Snapshot, WATCHER_PATH,
+    WriterParts, compatibility, diagnose, embedding_client, lexical_manifest, watch,
 };
 use crate::lexical::{ANALYZER_VERSION, LexicalIndex};
 use crate::markdown::{

@@ -300,7 +300,8 @@ pub fn diagnose(layout: &IndexLayout) -> Option<String> {
 /// [`Indexer::rebuild_foreign`] says so; a lexical index of that format's schema is expected to
 /// be unreadable, which is not worth a second warning.
 fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalIndex, LexicalWriter, bool)> {
-    let opened = LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w, false)));
+    let opened =
+        LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w, false)));
     match opened {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
