@@ -158,6 +158,11 @@ if cat:
     row(f"kb_find_docs {{}} at {cat['docs']:,} documents p50 (p90)", f"{fd['p50_ms']:.1f} ms ({fd['p90_ms']:.1f})",
         f"kb_list_tags {tags['p50_ms']:.1f} ms", f"{fd['p50_ms'] / tags['p50_ms']:.2f}x", "< 20 ms",
         loads.get("before-catalog", ""))
+    if "guard: one GuardWalk per call" in case:
+        now, old = case["guard: one GuardWalk per call"], case["guard: rel_path + stat per document"]
+        row(f"  its path-guard part, 1 thread: one walk per call", f"{now['p50_ms']:.1f} ms",
+            f"a walk per document {old['p50_ms']:.1f} ms", f"{now['p50_ms'] / old['p50_ms']:.2f}x", "",
+            loads.get("before-catalog", ""))
 else:
     row("kb_find_docs {} at 5,000 documents", "not run", "", "", "")
 if ast:
@@ -165,6 +170,10 @@ if ast:
         f"{ast['list_page_first_ms']:.1f} / {ast['list_page_second_ms']:.1f} ms",
         f"all {-(-ast['images'] // 200)} pages {ast['list_all_pages_ms']:.0f} ms", "", "< 30 ms",
         loads.get("before-assets", ""))
+    if "listing_cached_ms" in ast:
+        row("  its listing: cached vs a walk of the root", f"{ast['listing_cached_ms']:.1f} ms",
+            f"walk {ast['listing_walk_ms']:.1f} ms", f"{ast['listing_cached_ms'] / ast['listing_walk_ms']:.2f}x", "",
+            loads.get("before-assets", ""))
 else:
     row("kb_list_images page at 5,000 images", "not run", "", "", "")
 print()
