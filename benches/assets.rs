@@ -134,6 +134,7 @@ fn main() {
         "{}",
         json!({"bench": "assets", "images": 5002, "load_image_20mib_ms": load_png, "download_20mib_ms": download,
                "gif_to_png_ms": gif_png, "list_all_pages_ms": all_pages, "list_page_first_ms": first,
-               "list_page_second_ms": mid, "listing_walk_ms": walk, "listing_cached_ms": cached, "machine": common::machine()})
+               "list_page_second_ms": mid, "listing_walk_ms": walk, "listing_cached_ms": cached,
+               "build": if cfg!(debug_assertions) { "debug" } else { "release" }, "machine": common::machine()})
     );
 }

@@ -168,7 +168,8 @@ fn main() {
         .collect();
     println!(
         "{}",
-        json!({"bench": "catalog", "docs": docs, "tags": tags, "cold_ms": ms(cold), "cases": out, "machine": machine()})
+        json!({"bench": "catalog", "docs": docs, "tags": tags, "cold_ms": ms(cold), "cases": out,
+               "build": if cfg!(debug_assertions) { "debug" } else { "release" }, "machine": machine()})
     );
 }
 

@@ -155,7 +155,7 @@ else:
 if cat:
     case = {c["case"]: c for c in cat["cases"]}
     fd, tags = case["kb_find_docs {} warm"], case["kb_list_tags {}"]
-    row(f"kb_find_docs {{}} at {cat['docs']:,} documents p50 (p90)", f"{fd['p50_ms']:.1f} ms ({fd['p90_ms']:.1f})",
+    row(f"kb_find_docs {{}} at {cat['docs']:,} documents p50 (p90), {cat.get('build', 'unrecorded')} build", f"{fd['p50_ms']:.1f} ms ({fd['p90_ms']:.1f})",
         f"kb_list_tags {tags['p50_ms']:.1f} ms", f"{fd['p50_ms'] / tags['p50_ms']:.2f}x", "< 20 ms",
         loads.get("before-catalog", ""))
     if "guard: one GuardWalk per call" in case:
@@ -166,7 +166,7 @@ if cat:
 else:
     row("kb_find_docs {} at 5,000 documents", "not run", "", "", "")
 if ast:
-    row(f"kb_list_images page of 200 at {ast['images']:,} images, first / second",
+    row(f"kb_list_images page of 200 at {ast['images']:,} images, first / second, {ast.get('build', 'unrecorded')} build",
         f"{ast['list_page_first_ms']:.1f} / {ast['list_page_second_ms']:.1f} ms",
         f"all {-(-ast['images'] // 200)} pages {ast['list_all_pages_ms']:.0f} ms", "", "< 30 ms",
         loads.get("before-assets", ""))
