@@ -5,7 +5,8 @@
 //!
 //! Run: `cargo bench --bench catalog` (release) or `cargo bench --profile dev --bench catalog`.
 //! `LVS_BENCH_DOCS` changes the number of documents. No assertions: numbers are printed (human
-//! lines, then one line of JSON).
+//! lines, then one line of JSON). The last two cases time the path-guard part of a call alone, on
+//! one thread: a guard walk per document (before issue #28) and one shared walk (now).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::time::{Duration, Instant};
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use lvs::config::{CliOverrides, EmbeddingProvider, load};
 use lvs::engine::Engine;
 use lvs::wire::{CheckRequest, FindDocsRequest, ListTagsRequest};
+use lvs::workspace::PathContext;
 use serde_json::json;
 
 mod common;
@@ -78,6 +80,7 @@ fn main() {
         (label.to_owned(), l)
     };
     let engine = &engine;
+    let paths: Vec<String> = (0..docs).map(|i| format!("d/{i}.md")).collect();
     let find = |req: FindDocsRequest| {
         move || {
             let _ = engine.find_docs(&req).unwrap();
@@ -143,6 +146,21 @@ fn main() {
         time("kb_check {}", 3, &|| {
             let _ = engine.check(&CheckRequest::default()).unwrap();
         }),
+        // The path-guard part of a call alone, and the same-run baseline it replaced: a full
+        // guard walk and a stat per document (`rel_path` + `stat`) vs one shared `GuardWalk`.
+        time("guard: rel_path + stat per document", 10, &|| {
+            let ws = engine.workspace();
+            for p in &paths {
+                let rel = ws.rel_path(p, PathContext::Any).unwrap();
+                ws.stat(&rel).unwrap();
+            }
+        }),
+        time("guard: one GuardWalk per call", 10, &|| {
+            let walk = engine.workspace().guard_walk();
+            for p in &paths {
+                walk.check(p, PathContext::Any).unwrap().1.unwrap();
+            }
+        }),
     ];
     let out: Vec<_> = results
         .iter()
@@ -150,7 +168,8 @@ fn main() {
         .collect();
     println!(
         "{}",
-        json!({"bench": "catalog", "docs": docs, "tags": tags, "cold_ms": ms(cold), "cases": out, "machine": machine()})
+        json!({"bench": "catalog", "docs": docs, "tags": tags, "cold_ms": ms(cold), "cases": out,
+               "build": if cfg!(debug_assertions) { "debug" } else { "release" }, "machine": machine()})
     );
 }
 

@@ -221,6 +221,14 @@ pub fn markdown_snippet(alt: Option<&str>, path: &str) -> String {
 /// The version tag of `kb_list_images` cursors.
 const CURSOR_VERSION: &str = "v2";
 
+/// Every image below the root (a file whose extension [`ImageFormat::from_file_name`] knows),
+/// sorted with [`crate::workspace::compare_paths`]: the listing `kb_list_images` pages through.
+/// It comes from the workspace's cached listing, so a page costs an `lstat` per image and per
+/// folder, not a walk of the root (`docs/design/assets.md`).
+pub fn list_image_files(ws: &crate::workspace::Workspace) -> Result<Vec<crate::workspace::ListedFile>> {
+    ws.list_files_cached("images", |name| ImageFormat::from_file_name(name).is_some())
+}
+
 /// The cursor after `last_path`: `base64url_nopad("v2\n" + path)`.
 pub fn encode_cursor(last_path: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{CURSOR_VERSION}\n{last_path}"))

@@ -21,7 +21,7 @@ use super::{Language, norm};
 use crate::error::{Error, ErrorCode, ErrorDetail, Result};
 use crate::links::{DocLinks, extract};
 use crate::markdown::{Document, prose_text};
-use crate::workspace::{PathContext, RelPath, Workspace};
+use crate::workspace::{GuardWalk, PathContext, RelPath, Workspace};
 
 /// Documents larger than this are not scanned for links or mentions (§5.2).
 pub const MAX_SCAN_BYTES: u64 = 8 * 1024 * 1024;
@@ -71,18 +71,20 @@ impl DocCache {
     /// The data of the file at `path` (root-relative), fresh for its current size and time.
     /// Entries are keyed by the absolute path, so one cache can serve several workspaces.
     pub fn get(&self, ws: &Workspace, path: &str) -> Arc<DocInfo> {
-        let rel = match ws.rel_path(path, PathContext::Any) {
-            Ok(r) => r,
+        self.get_in(&ws.guard_walk(), path)
+    }
+
+    /// [`DocCache::get`] with the folder checks of the path guard shared across one call.
+    fn get_in(&self, walk: &GuardWalk<'_>, path: &str) -> Arc<DocInfo> {
+        let ws = walk.workspace();
+        let (rel, meta) = match walk.check(path, PathContext::Any) {
+            Ok(found) => found,
             Err(_) => return Arc::new(DocInfo { problem: Some(FileProblem::Refused), ..DocInfo::default() }),
         };
-        let (size, time) = match ws.stat(&rel) {
-            Ok(st) => st,
-            Err(e) => {
-                let problem = match e.code {
-                    ErrorCode::NotFound => FileProblem::Missing,
-                    ErrorCode::InvalidPath | ErrorCode::UnsupportedFormat => FileProblem::NotRegular,
-                    _ => FileProblem::Unreadable,
-                };
+        let (size, time) = match meta {
+            Some(meta) if meta.is_file() => (meta.len(), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
+            found => {
+                let problem = if found.is_some() { FileProblem::NotRegular } else { FileProblem::Missing };
                 return Arc::new(DocInfo { problem: Some(problem), ..DocInfo::default() });
             }
         };
@@ -111,14 +113,17 @@ impl DocCache {
             .map_or(1, |n| n.get())
             .min(paths.len() / PER_THREAD_MIN)
             .max(1);
+        let walk = &ws.guard_walk();
         if threads == 1 {
-            return paths.iter().map(|p| self.get(ws, p)).collect();
+            return paths.iter().map(|p| self.get_in(walk, p)).collect();
         }
         let per = paths.len().div_ceil(threads);
         std::thread::scope(|scope| {
             let parts: Vec<_> = paths
                 .chunks(per)
-                .map(|part| scope.spawn(move || part.iter().map(|p| self.get(ws, p)).collect::<Vec<_>>()))
+                .map(|part| {
+                    scope.spawn(move || part.iter().map(|p| self.get_in(walk, p)).collect::<Vec<_>>())
+                })
                 .collect();
             parts
                 .into_iter()

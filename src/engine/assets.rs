@@ -152,7 +152,7 @@ impl Engine {
         }
         let budget = super::paging::budget(req.max_bytes, self.config.tools.max_answer_bytes)?;
         let after = req.cursor.as_deref().filter(|c| !c.trim().is_empty()).map(decode_cursor).transpose()?;
-        let files = match self.workspace().list_files(None, None) {
+        let files = match crate::assets::list_image_files(self.workspace()) {
             Ok(files) => files,
             Err(e) if e.code == ErrorCode::NotFound => Vec::new(),
             Err(e) if e.code == ErrorCode::PermissionDenied => {

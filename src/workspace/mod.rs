@@ -50,6 +50,8 @@
 mod atomic;
 mod files;
 mod glob;
+mod guard;
+mod listing;
 mod lock;
 mod nfc;
 mod path;
@@ -68,6 +70,7 @@ use std::sync::Mutex;
 pub use atomic::{TEMP_PREFIX, replace_file_atomic, write_file_atomic};
 pub use files::Staged;
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
+pub use guard::GuardWalk;
 pub use lock::LockFile;
 pub use nfc::{form_sensitive, nfc};
 pub use path::{PathContext, RelPath, compare_paths};
@@ -94,6 +97,8 @@ pub struct Workspace {
     write_lock: Mutex<()>,
     /// The hash of each Markdown file last read, under the file's stamp.
     hashes: stamps::HashCache,
+    /// Cached listings of the root (`workspace/listing.rs`).
+    listings: listing::ListingCache,
 }
 
 /// The outcome of walking a path from the root.
@@ -132,6 +137,7 @@ impl Workspace {
             internal: internal_dir_name.to_owned(),
             write_lock: Mutex::new(()),
             hashes: stamps::HashCache::default(),
+            listings: listing::ListingCache::default(),
         })
     }
 

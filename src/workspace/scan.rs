@@ -63,7 +63,7 @@ impl Workspace {
     /// cannot be enumerated is `PERMISSION_DENIED`; there are no partial results.
     pub fn scan_markdown(&self, filter: &GlobFilter) -> Result<Vec<FileEntry>> {
         let mut out = Vec::new();
-        self.walk(&|_| true, false, &mut |path, meta| {
+        self.walk(&|_| true, false, None, &mut |path, meta| {
             if has_md_extension(path.file_name()) && filter.matches(&path) {
                 out.push(FileEntry { path, len: meta.len(), modified: modified(meta) });
             }
@@ -92,7 +92,7 @@ impl Workspace {
             })
         };
         let mut out = Vec::new();
-        self.walk(&descend, false, &mut |path, meta| {
+        self.walk(&descend, false, None, &mut |path, meta| {
             if within(path.as_str()) && glob.is_none_or(|g| g.matches(&path)) {
                 let kind = if path.is_markdown() { FileKind::Markdown } else { FileKind::Asset };
                 out.push(ListedFile { path, kind, size: meta.len(), last_write_time: modified(meta) });
@@ -108,7 +108,7 @@ impl Workspace {
     /// is left alone: see `atomic::temp_file_is_orphan`.
     pub fn sweep_temp_files(&self) -> Result<Vec<String>> {
         let mut found = Vec::new();
-        self.walk(&|_| true, true, &mut |path, meta| {
+        self.walk(&|_| true, true, None, &mut |path, meta| {
             if super::atomic::temp_file_is_orphan(path.file_name(), modified(meta)) {
                 found.push(path);
             }
@@ -126,15 +126,20 @@ impl Workspace {
 
     /// Iterative walk of the root: calls `visit` for every regular file (with `temp`, for every
     /// leftover temp file instead) and descends into the directories `descend` accepts (given
-    /// their root-relative path).
-    fn walk(
+    /// their root-relative path). `on_dir`, when given, is called with each directory's absolute
+    /// path before it is read.
+    pub(super) fn walk(
         &self,
         descend: &dyn Fn(&str) -> bool,
         temp: bool,
+        mut on_dir: Option<&mut dyn FnMut(&std::path::Path)>,
         visit: &mut dyn FnMut(RelPath, &fs::Metadata),
     ) -> Result<()> {
         let mut stack: Vec<(String, PathBuf)> = vec![(String::new(), self.root.clone())];
         while let Some((dir_rel, dir_abs)) = stack.pop() {
+            if let Some(on_dir) = on_dir.as_mut() {
+                on_dir(&dir_abs);
+            }
             let entries = match fs::read_dir(&dir_abs) {
                 Ok(entries) => entries,
                 // Removed while we walked: nothing to list.
@@ -199,7 +204,7 @@ fn segments_start_with(path: &str, prefix: &[&str]) -> bool {
     prefix.iter().all(|p| segments.next().is_some_and(|s| eq_ignore_case(s, p)))
 }
 
-fn modified(meta: &fs::Metadata) -> SystemTime {
+pub(super) fn modified(meta: &fs::Metadata) -> SystemTime {
     meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)
 }
 

@@ -49,7 +49,7 @@ impl Stamp {
     }
 
     /// Whether the file changed less than [`RACY`] before `now` (or its clock is ahead).
-    fn is_racy(&self, now: SystemTime) -> bool {
+    pub(super) fn is_racy(&self, now: SystemTime) -> bool {
         let recent = |t: SystemTime| now.duration_since(t).map_or(true, |age| age < RACY);
         let changed = u64::try_from(self.changed_ns)
             .ok()

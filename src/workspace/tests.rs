@@ -1022,3 +1022,87 @@ fn globs_match_names_in_either_form() {
     assert!(!form_sensitive("設計メモ.md") && !form_sensitive("guide.md"));
     assert_eq!(nfc(GUIDE_NFD), GUIDE_NFC);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Guard walks and cached listings (issue #28)
+
+#[cfg(unix)]
+#[test]
+fn a_guard_walk_refuses_and_finds_what_rel_path_and_stat_do() {
+    use std::os::unix::fs::symlink;
+    let (dir, ws) = fixture();
+    put(dir.path(), "d/a.md", b"12345");
+    put(dir.path(), "d/b.md", b"x");
+    fs::create_dir(dir.path().join("real")).expect("dir");
+    symlink(dir.path().join("real"), dir.path().join("linked")).expect("link");
+    symlink(dir.path().join("d/a.md"), dir.path().join("d/alias.md")).expect("link");
+    let walk = ws.guard_walk();
+    for _ in 0..2 {
+        // The second round answers the folder checks from the walk's memory: same answers.
+        let (path, meta) = walk.check("d/a.md", PathContext::Any).expect("a.md");
+        assert_eq!((path.as_str(), meta.map(|m| m.len())), ("d/a.md", Some(5)));
+        assert!(walk.check("d/missing.md", PathContext::Any).expect("missing").1.is_none());
+        assert!(walk.check("nowhere/x.md", PathContext::Any).expect("no folder").1.is_none());
+        assert!(walk.check("d/a.md/x.md", PathContext::Any).expect("below a file").1.is_none());
+        for input in ["linked/x.md", "d/alias.md"] {
+            let ours = walk.check(input, PathContext::Any).expect_err("a link on the way");
+            let single = ws.rel_path(input, PathContext::Any).expect_err("a link on the way");
+            assert_eq!((ours.code, &ours.message), (single.code, &single.message), "{input}");
+        }
+        let bad = walk.check("../x.md", PathContext::Any).expect_err("dot-dot");
+        assert_eq!(bad.code, ErrorCode::InvalidPath);
+        assert!(walk.check("d", PathContext::Any).expect("folder").1.is_some_and(|m| m.is_dir()));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn the_cached_listing_follows_new_removed_rewritten_and_linked_files() {
+    use std::io::Write as _;
+    use std::os::unix::fs::symlink;
+    let (dir, ws) = fixture();
+    let png = |name: &str| name.ends_with(".png");
+    let list = |ws: &Workspace| {
+        ws.list_files_cached("png", png)
+            .expect("listing")
+            .into_iter()
+            .map(|f| (f.path.as_str().to_owned(), f.size))
+            .collect::<Vec<_>>()
+    };
+    put(dir.path(), "b/2.png", b"22");
+    put(dir.path(), "B/1.png", b"1");
+    put(dir.path(), "a.png", b"a");
+    put(dir.path(), "notes.md", b"# n");
+    put(dir.path(), ".git/x.png", b"g");
+    let expected = |v: &[(&str, u64)]| v.iter().map(|(p, n)| ((*p).to_owned(), *n)).collect::<Vec<_>>();
+    assert_eq!(list(&ws), expected(&[("a.png", 1), ("B/1.png", 1), ("b/2.png", 2)]));
+    // Older than the racy window: the next calls reuse the walk.
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    assert_eq!(list(&ws), expected(&[("a.png", 1), ("B/1.png", 1), ("b/2.png", 2)]));
+    // Rewritten in place (no directory changes): the new size shows.
+    fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join("b/2.png"))
+        .expect("open")
+        .write_all(b"22")
+        .expect("append");
+    assert_eq!(list(&ws), expected(&[("a.png", 1), ("B/1.png", 1), ("b/2.png", 4)]));
+    // A new file in a sub-folder, a removed one, a folder swapped for a link.
+    put(dir.path(), "b/3.png", b"333");
+    fs::remove_file(dir.path().join("a.png")).expect("remove");
+    assert_eq!(list(&ws), expected(&[("B/1.png", 1), ("b/2.png", 4), ("b/3.png", 3)]));
+    let outside = tempfile::tempdir().expect("outside");
+    put(outside.path(), "o.png", b"o");
+    fs::remove_dir_all(dir.path().join("B")).expect("remove B");
+    symlink(outside.path(), dir.path().join("B")).expect("link");
+    assert_eq!(list(&ws), expected(&[("b/2.png", 4), ("b/3.png", 3)]));
+    // The same files as the uncached listing, filtered.
+    let plain: Vec<_> = ws
+        .list_files(None, None)
+        .expect("list")
+        .into_iter()
+        .filter(|f| png(f.path.file_name()))
+        .map(|f| (f.path.as_str().to_owned(), f.size))
+        .collect();
+    assert_eq!(list(&ws), plain);
+}
