@@ -1,7 +1,7 @@
 //! Catalog benchmark (`docs/performance.md`, "Document catalog"): `kb_find_docs`, `kb_list_tags`
 //! and `kb_check` over a generated index of 5,000 documents and 1,000 tags, against the targets of
-//! `catalog.md` §6.1.8 and §6.2.4 (warm cache: under 50 ms for a query, under 300 ms with
-//! `related_to` or `referenced_by`, under 20 ms for the tag list).
+//! `docs/reference/catalog-spec.md` §6.1.8 and §6.2.4 (warm cache: under 50 ms for a query, under
+//! 300 ms with `related_to` or `referenced_by`, under 20 ms for the tag list).
 //!
 //! Run: `cargo bench --bench catalog` (release) or `cargo bench --profile dev --bench catalog`.
 //! `LVS_BENCH_DOCS` changes the number of documents. No assertions: numbers are printed (human

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Edit-to-searchable latency (product.md section 6: p50 under 100 ms after the debounce).
+"""Edit-to-searchable latency (docs/reference/product.md section 6: p50 under 100 ms after the debounce).
 
 On a copy of a corpus (default visualstudio-docs-ja) with a built index, one release server with
 writes and file watching enabled:

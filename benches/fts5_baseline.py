@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""SQLite FTS5 baseline for the index benchmark (product.md section 6).
+"""SQLite FTS5 baseline for the index benchmark (docs/reference/product.md section 6).
 
 Reads the chunk rows and the queries written by `cargo bench --bench index`
 (chunks.jsonl: {"path","heading_path","text"}; queries.jsonl: {"query","kind"}) and, for the
 FTS5 tokenizers `unicode61` (the original server's) and `trigram` (its nearest option),
 builds the original's table `chunks_fts USING fts5(text, heading_path)` with rowid = chunk id
-in one transaction, then runs every query the way the original did (contract.md section 8.2):
+in one transaction, then runs every query the way the original did (docs/reference/original-server.md section 8.2):
 tokens `[\\p{L}\\p{N}_-]+`, each double-quoted, joined with AND, bm25 order, a 16-token
 snippet, LIMIT top-k.
 

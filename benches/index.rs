@@ -1,4 +1,4 @@
-//! Indexing and in-process query benchmark (`product.md` §6). Run with
+//! Indexing and in-process query benchmark (`docs/reference/product.md` §6). Run with
 //! `cargo bench --bench index [-- CORPUS_DIR]` (release profile).
 //!
 //! Every number is reported next to a baseline measured in the same process, so the ratios

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""MCP stdio latency of the release binary (product.md section 6), raw JSON-RPC over pipes.
+"""MCP stdio latency of the release binary (docs/reference/product.md section 6), raw JSON-RPC over pipes.
 
 (a) process start -> `initialize` response, over N fresh starts against a project that already
     has an index (target < 50 ms). Baseline in the same run: the same spawn + write + read of

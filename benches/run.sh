@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole performance benchmark (product.md §6), in one go:
+# The whole performance benchmark (docs/reference/product.md §6), in one go:
 #   1. release builds (binary + the `index` bench);
 #   2. benches/index.rs        full index, no-op reindex, lindera floor, in-process queries;
 #   3. benches/fts5_baseline.py SQLite FTS5 unicode61 / trigram on the same chunks and queries;
@@ -10,7 +10,7 @@
 #                              start → initialize and kb_search p99, each against the 1x run;
 #   7. benches/catalog.rs     kb_find_docs / kb_list_tags / kb_check over 5,000 generated documents;
 #      benches/assets.rs      kb_list_images pages over 5,000 images, kb_load_image, kb_download_file;
-#   8. benches/summary.py: two ratio tables, product.md §6, and the current targets (issue #28;
+#   8. benches/summary.py: two ratio tables, docs/reference/product.md §6, and the current targets (issue #28;
 #      every row with its baseline from this run: lindera, FTS5, one kb_search round trip, the
 #      1x corpus), each with the load average of the step it came from.
 #

@@ -5,7 +5,7 @@ Usage: python3 benches/summary.py RESULTS_DIR
 
 Reads the JSON each step wrote (index.json, fts5.json, mcp.json, edit.json, corpus10x.json,
 catalog.json, assets.json; missing steps are reported as not run), writes summary.json, and
-prints two tables: product.md §6 with every baseline from the same run, and the current targets
+prints two tables: docs/reference/product.md §6 with every baseline from the same run, and the current targets
 (issue #28). Each timed row carries the load average (1/5/15 min) recorded before its step
 (loadavg.txt), so a reader sees what else the machine was doing.
 """
@@ -94,7 +94,7 @@ if ix:
     row("queries with 0 results: ours / unicode61", f"{q['zero_results']}/{n}", f"{u['zero_results']}/{n}", "", "")
     row("queries with 0 results: ours / trigram", f"{q['zero_results']}/{n}", f"{t['zero_results']}/{n}", "", "")
     print()
-    print(f"== summary (product.md §6): {ix['files']['indexed']} files, {fi['chunks']} chunks; "
+    print(f"== summary (docs/reference/product.md §6): {ix['files']['indexed']} files, {fi['chunks']} chunks; "
           f"machine {ix['machine']['cpu']}, {ix['machine']['cores']} cores ==")
     table(rows)
 

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// The stable error codes of the MCP contract (`contract.md` §7.1).
+/// The stable error codes of the MCP contract (`docs/reference/original-server.md` §7.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ErrorCode {
     /// A malformed argument or pointer, or a pointer that names nothing.
@@ -96,7 +96,8 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// Why an anchor could not be used (`contract.md` §5.7). All map to [`ErrorCode::Conflict`].
+/// Why an anchor could not be used (`docs/reference/original-server.md` §5.7). All map to
+/// [`ErrorCode::Conflict`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConflictReason {
     /// The element at the pointer has a different self hash and nothing else matches.

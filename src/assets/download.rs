@@ -1,4 +1,4 @@
-//! The SSRF-safe HTTPS downloader of `kb_save_image` (`contract.md` §11.7).
+//! The SSRF-safe HTTPS downloader of `kb_save_image` (`docs/reference/original-server.md` §11.7).
 //!
 //! Every hop (the first URL and each redirect target) is validated the same way: absolute
 //! `https`, no user-info, host not `localhost` / `*.localhost`; the host is resolved here and

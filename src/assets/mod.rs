@@ -1,6 +1,6 @@
-//! Image assets and downloads (`contract.md` §11): formats and signatures, the naming rules of
-//! `kb_save_image`, the Markdown snippet, the `kb_list_images` cursor, the GIF preview and the
-//! SSRF-safe HTTPS downloader ([`download`]).
+//! Image assets and downloads (`docs/reference/original-server.md` §11): formats and signatures,
+//! the naming rules of `kb_save_image`, the Markdown snippet, the `kb_list_images` cursor, the GIF
+//! preview and the SSRF-safe HTTPS downloader ([`download`]).
 //!
 //! Everything here is pure except [`download`] (network) and [`gif_first_frame_png`] (CPU); file
 //! access belongs to `workspace` and the orchestration of the tools to `engine::assets`.
@@ -104,7 +104,7 @@ impl ImageFormat {
     }
 }
 
-/// The declared-MIME check of `kb_save_image` (`contract.md` §11.1): empty,
+/// The declared-MIME check of `kb_save_image` (`docs/reference/original-server.md` §11.1): empty,
 /// `application/octet-stream` and unknown types are ignored; a recognised image type that
 /// disagrees with the signature is refused.
 pub fn check_declared_mime(declared: Option<&str>, detected: ImageFormat) -> Result<()> {
@@ -125,9 +125,9 @@ const DEVICE_NAMES: [&str; 22] = [
     "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
 ];
 
-/// Whether `name` is a portable basename (`contract.md` §11.2 step 7): non-blank, not `.`/`..`,
-/// no trailing space or dot, no control character, none of `< > : " / \ | ? *`, not a Windows
-/// device name.
+/// Whether `name` is a portable basename (`docs/reference/original-server.md` §11.2 step 7):
+/// non-blank, not `.`/`..`, no trailing space or dot, no control character, none of
+/// `< > : " / \ | ? *`, not a Windows device name.
 pub fn is_portable_basename(name: &str) -> bool {
     if name.trim().is_empty() || name == "." || name == ".." || name.ends_with([' ', '.']) {
         return false;
@@ -143,8 +143,8 @@ pub fn is_portable_basename(name: &str) -> bool {
 }
 
 /// The file name `kb_save_image` saves under when no `targetPath` is given
-/// (`contract.md` §11.2 step 7). `stamp` is `yyyyMMdd-HHmmss` (UTC) and `random` 12 hex digits,
-/// used for generated names.
+/// (`docs/reference/original-server.md` §11.2 step 7). `stamp` is `yyyyMMdd-HHmmss` (UTC) and
+/// `random` 12 hex digits, used for generated names.
 pub fn choose_file_name(
     explicit: Option<&str>,
     hint: Option<&str>,
@@ -189,7 +189,8 @@ reserved characters or a trailing dot.",
     Ok(format!("image-{stamp}-{random}{}", format.canonical_extension()))
 }
 
-/// `cover.png` → `cover-2.png` for `n = 2` (the collision suffix of `contract.md` §11.2 step 8).
+/// `cover.png` → `cover-2.png` for `n = 2` (the collision suffix of
+/// `docs/reference/original-server.md` §11.2 step 8).
 pub fn with_suffix(name: &str, n: u32) -> String {
     match name.rfind('.') {
         Some(i) if i > 0 => format!("{}-{n}{}", &name[..i], &name[i..]),
@@ -197,8 +198,9 @@ pub fn with_suffix(name: &str, n: u32) -> String {
     }
 }
 
-/// The Markdown image snippet (`contract.md` §11.2 step 9): alt text with CR/LF as spaces and
-/// `\ [ ]` escaped; the destination in `<…>` when it holds whitespace or parentheses.
+/// The Markdown image snippet (`docs/reference/original-server.md` §11.2 step 9): alt text with
+/// CR/LF as spaces and `\ [ ]` escaped; the destination in `<…>` when it holds whitespace or
+/// parentheses.
 pub fn markdown_snippet(alt: Option<&str>, path: &str) -> String {
     let mut escaped = String::new();
     for c in alt.unwrap_or("").chars() {
@@ -234,7 +236,7 @@ pub fn encode_cursor(last_path: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{CURSOR_VERSION}\n{last_path}"))
 }
 
-/// The path a cursor continues after (`contract.md` §11.3).
+/// The path a cursor continues after (`docs/reference/original-server.md` §11.3).
 pub fn decode_cursor(cursor: &str) -> Result<String> {
     let malformed = || Error::invalid_argument("Image list cursor is malformed.");
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -288,9 +290,9 @@ pub fn mime_for_file_name(name: &str) -> &'static str {
     }
 }
 
-/// The first frame of a GIF as PNG bytes (`contract.md` §11.4): the size from the GIF header is
-/// checked against [`MAX_GIF_PIXELS`] before decoding; a frame whose size differs from the
-/// header's, or any decode failure, is `UNSUPPORTED_FORMAT`.
+/// The first frame of a GIF as PNG bytes (`docs/reference/original-server.md` §11.4): the size from
+/// the GIF header is checked against [`MAX_GIF_PIXELS`] before decoding; a frame whose size differs
+/// from the header's, or any decode failure, is `UNSUPPORTED_FORMAT`.
 pub fn gif_first_frame_png(gif: &[u8]) -> Result<Vec<u8>> {
     use image::AnimationDecoder as _;
     let unsupported = |why: &str| {

@@ -1,6 +1,6 @@
-//! Unit tests of the pure asset rules (`contract.md` §11): addresses, URLs, names, snippets,
-//! cursors, signatures and the GIF preview. The downloader against a real HTTPS server is in
-//! `tests/it/assets.rs`.
+//! Unit tests of the pure asset rules (`docs/reference/original-server.md` §11): addresses, URLs,
+//! names, snippets, cursors, signatures and the GIF preview. The downloader against a real HTTPS
+//! server is in `tests/it/assets.rs`.
 
 use std::net::IpAddr;
 

@@ -1,5 +1,6 @@
-//! The arguments of the catalog tools, checked in the catalog's language (`catalog.md` §6.1.1,
-//! §6.2.1, §6.3.1): `kb_find_docs`'s become a [`FindQuery`], `format` a flag.
+//! The arguments of the catalog tools, checked in the catalog's language
+//! (`docs/reference/catalog-spec.md` §6.1.1, §6.2.1, §6.3.1): `kb_find_docs`'s become a
+//! [`FindQuery`], `format` a flag.
 //!
 //! Invariants:
 //!

@@ -1,6 +1,6 @@
-//! `kb_check` / `check` (`catalog.md` §6.4): every issue kind of §6.4.3 with its message
-//! (§9.5), in the phases and order of §6.4.4, over a [`CheckInput`] the edge loaded once
-//! (`catalog::load::check_input`).
+//! `kb_check` / `check` (`docs/reference/catalog-spec.md` §6.4): every issue kind of §6.4.3 with
+//! its message (§9.5), in the phases and order of §6.4.4, over a [`CheckInput`] the edge loaded
+//! once (`catalog::load::check_input`).
 //!
 //! Invariants:
 //!
@@ -19,7 +19,7 @@ use super::{Language, norm};
 use crate::links::{Target, resolve};
 use crate::workspace::{GlobFilter, nfc};
 
-/// One issue (`catalog.md` §6.4.2).
+/// One issue (`docs/reference/catalog-spec.md` §6.4.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Issue {
     /// Root-relative file.

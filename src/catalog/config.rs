@@ -1,5 +1,5 @@
-//! The catalog settings (`catalog.md` §3): where they come from, the base folder of their
-//! relative paths, the keys with their defaults, and validation.
+//! The catalog settings (`docs/reference/catalog-spec.md` §3): where they come from, the base
+//! folder of their relative paths, the keys with their defaults, and validation.
 //!
 //! Three entry points, one reading:
 //!
@@ -69,7 +69,7 @@ pub enum HtmlLang {
     Tag(String),
 }
 
-/// `html.*` (`catalog.md` §3.3).
+/// `html.*` (`docs/reference/catalog-spec.md` §3.3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HtmlSettings {
     /// `html.lang` (default `auto`).
@@ -88,7 +88,7 @@ impl Default for HtmlSettings {
     }
 }
 
-/// `build.*` (`catalog.md` §3.3), paths and globs root-relative.
+/// `build.*` (`docs/reference/catalog-spec.md` §3.3), paths and globs root-relative.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildSettings {
     /// `build.include`: non-empty, in the order written.

@@ -1,5 +1,5 @@
 //! Reading the index file and the documents, with a cache of per-document derived data
-//! (`catalog.md` §2.8, §5.2–§5.4).
+//! (`docs/reference/catalog-spec.md` §2.8, §5.2–§5.4).
 //!
 //! Invariants:
 //!

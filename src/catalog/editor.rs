@@ -1,5 +1,5 @@
-//! The text-preserving index editor (`catalog.md` §6.3.5): one entry of `docs`, `terms` or
-//! `tags` is replaced, added or removed by splicing lines; every other byte stays.
+//! The text-preserving index editor (`docs/reference/catalog-spec.md` §6.3.5): one entry of `docs`,
+//! `terms` or `tags` is replaced, added or removed by splicing lines; every other byte stays.
 //!
 //! The file is read as lines. Top-level keys start at column 0; a list's block entries start
 //! with `-` at the column of its first entry; an entry ends at its last line holding a token

@@ -305,7 +305,7 @@ fn resolve_tags(
     out
 }
 
-/// The warning about a requested tag (`catalog.md` §9.4), if any.
+/// The warning about a requested tag (`docs/reference/catalog-spec.md` §9.4), if any.
 fn tag_warning(vocab: &Vocabulary<'_>, given: &str, r: &Resolved, lang: Language) -> Option<String> {
     match r {
         Resolved::Unknown(tag) => {

@@ -1,4 +1,5 @@
-//! The `base` comparison of `kb_check` (`catalog.md` §6.4.5) through the `git` executable.
+//! The `base` comparison of `kb_check` (`docs/reference/catalog-spec.md` §6.4.5) through the `git`
+//! executable.
 //!
 //! Invariants:
 //!

@@ -1,6 +1,6 @@
-//! The index file (`catalog.md` §4): reading, the schema (§4.3–§4.4, §4.8) with every violation
-//! as `{where}: {text}`, the tag vocabulary (§4.5) and the path conversion at the tool boundary
-//! (§4.7).
+//! The index file (`docs/reference/catalog-spec.md` §4): reading, the schema (§4.3–§4.4, §4.8) with
+//! every violation as `{where}: {text}`, the tag vocabulary (§4.5) and the path conversion at the
+//! tool boundary (§4.7).
 //!
 //! Invariants:
 //!
@@ -17,7 +17,7 @@ use super::messages::{Msg, msg};
 use super::{Language, norm};
 use crate::workspace::{GlobFilter, RelPath};
 
-/// The largest index file read (`catalog.md` §4.1).
+/// The largest index file read (`docs/reference/catalog-spec.md` §4.1).
 pub const MAX_INDEX_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The relation types of §4.6 and their names seen from the target.
@@ -764,8 +764,9 @@ pub fn quoted_list(names: &[String], language: Language) -> String {
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(language.list_sep())
 }
 
-/// The JSON Schema of the index file (`schema/catalog.schema.json`, `catalog.md` §4.1), for
-/// editors. Validation in the server is [`validate`]; this is its description.
+/// The JSON Schema of the index file (`schema/catalog.schema.json`,
+/// `docs/reference/catalog-spec.md` §4.1), for editors. Validation in the server is [`validate`];
+/// this is its description.
 pub fn json_schema() -> serde_json::Value {
     use serde_json::json;
     let text = json!({"type": "string", "minLength": 1});

@@ -1,5 +1,5 @@
-//! `init` (`catalog.md` §8.4): a commented starter configuration and an index. Its messages are
-//! English: the configuration that could name a language is what it creates.
+//! `init` (`docs/reference/catalog-spec.md` §8.4): a commented starter configuration and an index.
+//! Its messages are English: the configuration that could name a language is what it creates.
 //!
 //! Invariants:
 //!

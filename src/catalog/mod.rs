@@ -1,4 +1,4 @@
-//! The document catalog (`../shared/spec/catalog.md` §2–§6.4): the catalog settings, the YAML
+//! The document catalog (`docs/reference/catalog-spec.md` §2–§6.4): the catalog settings, the YAML
 //! index of documents, terms and tags, the text-preserving index editor, and the queries and
 //! checks the `kb_find_docs`, `kb_list_tags`, `kb_update_index` and `kb_check` tools answer.
 //!
@@ -47,12 +47,14 @@ pub use config::{
     find_settings, inspect_settings, load_settings,
 };
 
-/// `norm(s)` of `catalog.md` §2.6: NFKC, Unicode lowercase, trimmed of White_Space.
+/// `norm(s)` of `docs/reference/catalog-spec.md` §2.6: NFKC, Unicode lowercase, trimmed of
+/// White_Space.
 pub fn norm(s: &str) -> String {
     s.nfkc().collect::<String>().to_lowercase().trim().to_owned()
 }
 
-/// The issue kinds of `kb_check` (`catalog.md` §6.4.3), in the order of that table.
+/// The issue kinds of `kb_check` (`docs/reference/catalog-spec.md` §6.4.3), in the order of that
+/// table.
 pub const ISSUE_KINDS: &[&str] = &[
     "config_error",
     "missing_index",

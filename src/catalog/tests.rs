@@ -848,7 +848,7 @@ fn code_span(cell: &str) -> Option<String> {
 }
 
 /// The catalogue's numbered messages (E1…) and issue messages are the specification's sentences
-/// (`catalog.md` §9.2 and §9.5), in both languages.
+/// (`docs/reference/catalog-spec.md` §9.2 and §9.5), in both languages.
 #[test]
 fn numbered_and_issue_messages_are_the_specification_texts() {
     use super::messages::CATALOGUE;

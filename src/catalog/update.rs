@@ -1,5 +1,5 @@
-//! `kb_update_index` (`catalog.md` §6.3): replace, add or remove one entry, validate the whole
-//! changed index, splice the text, check the round trip, write atomically.
+//! `kb_update_index` (`docs/reference/catalog-spec.md` §6.3): replace, add or remove one entry,
+//! validate the whole changed index, splice the text, check the round trip, write atomically.
 //!
 //! Invariants:
 //!

@@ -1,4 +1,5 @@
-//! Chunks: the units that search indexes and returns (`contract.md` §5.8, chunker version 6).
+//! Chunks: the units that search indexes and returns (`docs/reference/original-server.md` §5.8,
+//! chunker version 6).
 //!
 //! A chunk is a run of consecutive indexable elements of one section. Headings are never chunk
 //! text (their words are searchable through the heading path); front matter is its own section.

@@ -33,7 +33,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
     };
     match run(parsed) {
-        // `check` found issues: reported on stdout, exit 1 (`catalog.md` §8.1).
+        // `check` found issues: reported on stdout, exit 1 (`docs/reference/catalog-spec.md` §8.1).
         Ok(()) if ISSUES_FOUND.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -204,7 +204,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
     }
 }
 
-/// `warning: {warning}` lines on stderr (`catalog.md` §8.2, §8.3).
+/// `warning: {warning}` lines on stderr (`docs/reference/catalog-spec.md` §8.2, §8.3).
 fn print_warnings(warnings: &[String]) {
     let mut err = std::io::stderr().lock();
     for warning in warnings {

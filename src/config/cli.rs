@@ -1,4 +1,4 @@
-//! The command line (`product.md` §4, `contract.md` §2.1).
+//! The command line (`docs/reference/product.md` §4, `docs/reference/original-server.md` §2.1).
 //!
 //! Global options keep the original's names and value forms and may stand before or after the
 //! subcommand. Without a subcommand the stdio MCP server runs, unless one of the legacy
@@ -17,7 +17,7 @@ use clap::{Args, Parser, Subcommand};
 use super::{CliOverrides, EmbeddingProvider, SearchMode};
 use crate::wire::{ExportHtmlRequest, PdfBookRequest};
 
-/// Exit code of a usage error (`product.md` §4).
+/// Exit code of a usage error (`docs/reference/product.md` §4).
 const USAGE_EXIT: i32 = 2;
 /// The help heading of the global options.
 const GLOBAL: &str = "Global options";
@@ -41,7 +41,8 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-/// The original's options (`contract.md` §2.1), valid before or after a subcommand.
+/// The original's options (`docs/reference/original-server.md` §2.1), valid before or after a
+/// subcommand.
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// YAML configuration file (never loaded implicitly); relative to the working directory,
@@ -94,8 +95,8 @@ pub struct GlobalArgs {
     pub status: bool,
 }
 
-/// The subcommands (`product.md` §4): the one definition of their grammar. Values are checked
-/// while parsing (the `value_parser`s below), so a parsed [`Command`] is ready to run.
+/// The subcommands (`docs/reference/product.md` §4): the one definition of their grammar. Values
+/// are checked while parsing (the `value_parser`s below), so a parsed [`Command`] is ready to run.
 #[derive(Clone, Debug, PartialEq, Eq, Subcommand)]
 pub enum Command {
     /// Run the MCP server (stdio unless --http is given).
@@ -511,7 +512,8 @@ impl Cli {
     }
 }
 
-/// An option value; one that starts with `--` means the value is missing (`contract.md` §2.1).
+/// An option value; one that starts with `--` means the value is missing
+/// (`docs/reference/original-server.md` §2.1).
 fn value(option: &str, v: Option<String>) -> Result<Option<String>, UsageError> {
     match v {
         Some(v) if v.starts_with("--") => Err(UsageError::usage(format!("{option} requires a value."))),
@@ -590,7 +592,7 @@ fn http_serve(http: HttpServe) -> Result<HttpServe, UsageError> {
 }
 
 /// The parser of a text option: a value that starts with `--` means the value is missing
-/// (`contract.md` §2.1).
+/// (`docs/reference/original-server.md` §2.1).
 /// `--filter`'s value parser: [`search_filter`] with its sentence.
 fn filter(v: &str) -> Result<crate::wire::SearchFilter, String> {
     search_filter(v).map_err(|e| e.message)

@@ -505,8 +505,8 @@ const KNOWN_ROOT: Known = &[
         Node::Map(&[("enabled", Node::Leaf), ("disabled", Node::Leaf), ("maxAnswerBytes", Node::Leaf)]),
     ),
     ("index", Node::Map(&[("autoIndex", Node::Leaf)])),
-    // `catalog.md` §3.3: the catalog module interprets the values; the keys are checked here so
-    // every unknown key of the server configuration is reported the same way.
+    // `docs/reference/catalog-spec.md` §3.3: the catalog module interprets the values; the keys are
+    // checked here so every unknown key of the server configuration is reported the same way.
     (
         "catalog",
         Node::Map(&[

@@ -13,9 +13,10 @@ use super::{
 };
 use crate::error::{Error, Result};
 
-/// Loads the configuration with the precedence of `contract.md` §3.1: built-in defaults, then
-/// the `--config` YAML file (only when given; nothing is discovered implicitly), then the
-/// command-line overrides, then path resolution against the project root, then validation.
+/// Loads the configuration with the precedence of `docs/reference/original-server.md` §3.1:
+/// built-in defaults, then the `--config` YAML file (only when given; nothing is discovered
+/// implicitly), then the command-line overrides, then path resolution against the project root,
+/// then validation.
 ///
 /// `env` reads an environment variable (only `CLAUDE_PROJECT_DIR` is consulted); `cwd` is the
 /// process working directory (absolute). Failures are one-sentence errors: `INVALID_ARGUMENT`
@@ -99,8 +100,8 @@ fn check_dir(path: &Path, message: impl Fn(DirProblem) -> String) -> Result<()> 
 }
 
 /// Merges defaults, file and overrides, resolves paths and validates, in the order of the
-/// original validator (`contract.md` §3.3): storage, root, patterns, embedding, chunking,
-/// search, tools. Each section is one function below, called in that order.
+/// original validator (`docs/reference/original-server.md` §3.3): storage, root, patterns,
+/// embedding, chunking, search, tools. Each section is one function below, called in that order.
 fn build(
     project_root: PathBuf,
     project_root_source: ProjectRootSource,

@@ -1,12 +1,14 @@
 //! The server configuration: built-in defaults, an optional YAML file, command-line overrides,
-//! resolved paths and validation, in that order (`contract.md` §3.1).
+//! resolved paths and validation, in that order (`docs/reference/original-server.md` §3.1).
 //!
 //! - [`load`] turns [`CliOverrides`] (plus the environment and the working directory, injected
 //!   so tests never touch the process) into a validated [`Config`] and a list of warnings.
-//! - [`parse_args`] is the whole command line (`product.md` §4): global options compatible with
-//!   the original (`contract.md` §2.1), the legacy `--reindex` / `--status` flags and the
-//!   subcommands. It yields the overrides and the [`Command`] to run.
-//! - Include/exclude globs are validated with `workspace::GlobFilter` (`contract.md` §3.4).
+//! - [`parse_args`] is the whole command line (`docs/reference/product.md` §4): global options
+//!   compatible with the original (`docs/reference/original-server.md` §2.1), the legacy
+//!   `--reindex` / `--status` flags and the subcommands. It yields the overrides and the
+//!   [`Command`] to run.
+//! - Include/exclude globs are validated with `workspace::GlobFilter`
+//!   (`docs/reference/original-server.md` §3.4).
 //! - [`json_schema`] describes the YAML file for editors and `schema/config.schema.json`.
 //!
 //! Invariants:
@@ -14,8 +16,8 @@
 //! - The YAML file is only read when `--config` names it; nothing is discovered implicitly.
 //! - Unknown YAML keys never fail a load; they come back as warnings (`Unknown configuration key
 //!   'knowledgeBase.foo' was ignored.`) for stderr and `kb_status`.
-//! - Validation messages are the contract's texts (`contract.md` §3.3), with code
-//!   `INVALID_ARGUMENT`.
+//! - Validation messages are the contract's texts (`docs/reference/original-server.md` §3.3), with
+//!   code `INVALID_ARGUMENT`.
 
 mod cli;
 mod file;
@@ -32,7 +34,7 @@ pub use cli::{
 };
 pub use load::load;
 
-/// The name of the index directory under the project root (`product.md` §3).
+/// The name of the index directory under the project root (`docs/reference/product.md` §3).
 pub const STORAGE_DIR_NAME: &str = ".local-vector-search-mcp";
 /// The environment variable that names the project root when `--project-root` is absent.
 pub const PROJECT_DIR_ENV: &str = "CLAUDE_PROJECT_DIR";
@@ -59,7 +61,8 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// Command-line values that override the YAML file (`contract.md` §2.1). `None` = not given.
+/// Command-line values that override the YAML file (`docs/reference/original-server.md` §2.1).
+/// `None` = not given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CliOverrides {
     /// `--config <path>`: the YAML file. Relative to the working directory, or to the project
@@ -87,7 +90,7 @@ pub struct CliOverrides {
     pub exclude: Option<Vec<String>>,
 }
 
-/// Where the project root came from (`contract.md` §2.3).
+/// Where the project root came from (`docs/reference/original-server.md` §2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProjectRootSource {
     /// `--project-root`.
@@ -98,11 +101,12 @@ pub enum ProjectRootSource {
     WorkingDirectory,
 }
 
-/// The resolved settings. Field names follow the YAML keys (`contract.md` §3.2) in snake case;
-/// sections are nested the same way as in the file.
+/// The resolved settings. Field names follow the YAML keys (`docs/reference/original-server.md`
+/// §3.2) in snake case; sections are nested the same way as in the file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    /// The project root: absolute, existing directory. Not a YAML key (`contract.md` §2.3).
+    /// The project root: absolute, existing directory. Not a YAML key
+    /// (`docs/reference/original-server.md` §2.3).
     pub project_root: PathBuf,
     /// Where [`Config::project_root`] came from.
     pub project_root_source: ProjectRootSource,
@@ -120,12 +124,13 @@ pub struct Config {
     pub search: SearchConfig,
     /// `knowledgeBase`.
     pub knowledge_base: KnowledgeBaseConfig,
-    /// `tools` (`product.md` §5): which MCP tools the server lists.
+    /// `tools` (`docs/reference/product.md` §5): which MCP tools the server lists.
     pub tools: ToolsConfig,
     /// `index`: how the server keeps its index.
     pub index: IndexConfig,
-    /// `catalog` (`catalog.md` §3): the raw section, interpreted by the catalog module. Its
-    /// unknown keys are already reported as warnings by [`load`]. `None` when absent or null.
+    /// `catalog` (`docs/reference/catalog-spec.md` §3): the raw section, interpreted by the catalog
+    /// module. Its unknown keys are already reported as warnings by [`load`]. `None` when absent or
+    /// null.
     pub catalog: Option<yaml_serde::Value>,
 }
 
@@ -176,7 +181,7 @@ impl std::fmt::Debug for ServerConfig {
     }
 }
 
-/// `storage`: where the derived index lives (`product.md` §3).
+/// `storage`: where the derived index lives (`docs/reference/product.md` §3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StorageConfig {
     /// The index directory, absolute. `storage.path` / `--storage-path`, relative to the project
@@ -369,7 +374,8 @@ impl fmt::Debug for EmbeddingConfig {
     }
 }
 
-/// `chunking`: how documents are cut into indexed chunks (`contract.md` §5.8).
+/// `chunking`: how documents are cut into indexed chunks (`docs/reference/original-server.md`
+/// §5.8).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChunkingConfig {
     /// `chunking.maxChunkBytes`: UTF-8 bytes of chunk text (default 4096).
@@ -394,7 +400,7 @@ impl Default for ChunkingConfig {
     }
 }
 
-/// `search`: defaults and pool sizes of `kb_search` (`contract.md` §8).
+/// `search`: defaults and pool sizes of `kb_search` (`docs/reference/original-server.md` §8).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchConfig {
     /// `search.defaultMode` / `--search-mode` (default `hybrid`).
@@ -458,7 +464,8 @@ pub struct KnowledgeBaseConfig {
     pub exclude: Vec<String>,
 }
 
-/// A named group of MCP tools (`product.md` §5, `catalog.md` §1).
+/// A named group of MCP tools (`docs/reference/product.md` §5, `docs/reference/catalog-spec.md`
+/// §1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ToolGroup {
     /// Search, read, outline, status and the other read-only tools.
@@ -515,8 +522,8 @@ impl ToolSelector {
     }
 }
 
-/// `tools`: the tool profile (`product.md` §5). Independent of `allowWrites`, which still gates
-/// the mutation tools that are listed.
+/// `tools`: the tool profile (`docs/reference/product.md` §5). Independent of `allowWrites`, which
+/// still gates the mutation tools that are listed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolsConfig {
     /// `tools.enabled`: `None` = every tool; otherwise only the selected ones (never empty).

@@ -1,5 +1,5 @@
 //! Structural edits to Markdown documents: the pure planning engine behind `kb_patch`
-//! (`contract.md` §9.1–§9.5).
+//! (`docs/reference/original-server.md` §9.1–§9.5).
 //!
 //! [`plan`] takes the exact source text (BOM already removed by the caller) and a list of
 //! [`PatchOp`]s whose pointers are public anchors, and returns the new text:
@@ -38,7 +38,8 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::markdown::{Document, ElementKind, LogicalPointer};
 
-/// The patch operation kinds of `kb_patch` (`contract.md` §9.1), in schema order.
+/// The patch operation kinds of `kb_patch` (`docs/reference/original-server.md` §9.1), in schema
+/// order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PatchKind {
     /// Deprecated alias of [`PatchKind::ReplaceElement`] (same validation).

@@ -1,4 +1,5 @@
-//! Source edit planning (`contract.md` §9.3): byte ranges, separators and line endings.
+//! Source edit planning (`docs/reference/original-server.md` §9.3): byte ranges, separators and
+//! line endings.
 
 use std::ops::Range;
 

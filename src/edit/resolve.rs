@@ -1,4 +1,4 @@
-//! Anchor resolution for patches (`contract.md` §9.2 step 3).
+//! Anchor resolution for patches (`docs/reference/original-server.md` §9.2 step 3).
 
 use crate::error::{ConflictReason, Error, Result};
 use crate::markdown::{Anchor, Document, LogicalPointer};

@@ -1,7 +1,7 @@
-//! The structural validator (`contract.md` §9.5): after a patch that touches a list item or a
-//! block quote, proves on the re-parsed result that everything outside the edits survived with
-//! the same text, kind and list/quote ownership, and that each new fragment forms exactly one
-//! structured root where it was meant to go.
+//! The structural validator (`docs/reference/original-server.md` §9.5): after a patch that touches
+//! a list item or a block quote, proves on the re-parsed result that everything outside the edits
+//! survived with the same text, kind and list/quote ownership, and that each new fragment forms
+//! exactly one structured root where it was meant to go.
 //!
 //! Identity is the source position mapped through the planned edits, never the (shifting)
 //! ordinals of the pointers.

@@ -1,5 +1,5 @@
-//! Replacement validation (`contract.md` §9.4): each fragment is parsed on its own and must
-//! have the shape its operation promises, before any edit is planned.
+//! Replacement validation (`docs/reference/original-server.md` §9.4): each fragment is parsed on
+//! its own and must have the shape its operation promises, before any edit is planned.
 
 use crate::error::{Error, Result};
 use crate::markdown::{Document, Element, ElementKind};

@@ -1,5 +1,6 @@
 //! Image and file assets: `kb_save_image`, `kb_list_images`, `kb_load_image`,
-//! `kb_delete_image`, `kb_move_image` (`contract.md` §11) and `kb_download_file`.
+//! `kb_delete_image`, `kb_move_image` (`docs/reference/original-server.md` §11) and
+//! `kb_download_file`.
 //!
 //! Images are plain files: they are never indexed, and these tools never read, change or
 //! reindex Markdown. Mutations need `knowledgeBase.allowWrites` (else `PERMISSION_DENIED`) and
@@ -232,7 +233,7 @@ impl Engine {
         Ok(DeleteImageResponse { path: path.as_str().to_owned(), deleted: true })
     }
 
-    /// `kb_move_image` (`contract.md` §11.6).
+    /// `kb_move_image` (`docs/reference/original-server.md` §11.6).
     pub fn move_image(&self, req: &MoveImageRequest) -> Result<MoveImageResponse> {
         self.require_asset_writes()?;
         let expected = req.expected_sha256.as_deref().map(str::trim).filter(|e| !e.is_empty());

@@ -1,5 +1,5 @@
-//! The document catalog tools (`catalog.md` §6.1–§6.4): `kb_find_docs`, `kb_list_tags`,
-//! `kb_update_index`, `kb_check`, and the settings loader the HTML export shares.
+//! The document catalog tools (`docs/reference/catalog-spec.md` §6.1–§6.4): `kb_find_docs`,
+//! `kb_list_tags`, `kb_update_index`, `kb_check`, and the settings loader the HTML export shares.
 //!
 //! Invariants:
 //!
@@ -34,8 +34,8 @@ impl Engine {
         }
     }
 
-    /// The catalog settings for a call (`catalog.md` §3.1); `config` is the tool's `config`
-    /// argument (root-relative). No configuration: `NOT_FOUND` (E1).
+    /// The catalog settings for a call (`docs/reference/catalog-spec.md` §3.1); `config` is the
+    /// tool's `config` argument (root-relative). No configuration: `NOT_FOUND` (E1).
     pub(super) fn catalog_settings(&self, config: Option<&str>) -> Result<CatalogSettings> {
         catalog::load_settings(&self.catalog_env(), config)
     }
@@ -123,8 +123,8 @@ impl Engine {
         Ok(UpdateIndexResponse { action: done.action.to_owned(), index: done.index })
     }
 
-    /// `init` (`catalog.md` §8.4): the starter configuration (`server_config`, or
-    /// `mdmark.config.yaml` in the project root) and the index; one line per file.
+    /// `init` (`docs/reference/catalog-spec.md` §8.4): the starter configuration (`server_config`,
+    /// or `mdmark.config.yaml` in the project root) and the index; one line per file.
     pub fn init_catalog(
         &self,
         server_config: Option<&std::path::Path>,

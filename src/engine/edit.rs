@@ -16,7 +16,8 @@ use crate::wire::{
 };
 use crate::workspace::{PathContext, RelPath};
 
-/// Attempts of a patch when the file keeps changing under it (`contract.md` §9.2).
+/// Attempts of a patch when the file keeps changing under it (`docs/reference/original-server.md`
+/// §9.2).
 const ATTEMPTS: usize = 3;
 /// How long a mutation waits for the index to catch up before answering.
 const SYNC_WAIT: Duration = Duration::from_millis(500);

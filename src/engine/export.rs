@@ -14,7 +14,8 @@ use crate::workspace::{PathContext, RelPath};
 const MAX_IMAGE_BYTES: u64 = 64 * 1024 * 1024;
 
 /// `WRITES_DISABLED` of the mutation tools, with the code the contract gives file writes
-/// outside Markdown (`contract.md` §11: image writes answer `PERMISSION_DENIED`).
+/// outside Markdown (`docs/reference/original-server.md` §11: image writes answer
+/// `PERMISSION_DENIED`).
 const EXPORT_DISABLED: &str =
     "Workspace writes are disabled. Set knowledgeBase.allowWrites to true to enable mutation tools.";
 
@@ -28,7 +29,7 @@ impl Engine {
     }
 
     /// The `pdf` subcommand: the same export, run by a person on purpose, so not gated by
-    /// `allowWrites` (`catalog.md` §1, as for the other export subcommands).
+    /// `allowWrites` (`docs/reference/catalog-spec.md` §1, as for the other export subcommands).
     pub fn export_pdf_book(&self, req: &PdfBookRequest) -> Result<PdfBookResponse> {
         let workspace = &self.core.workspace;
         let source = workspace.rel_path(&req.path, PathContext::Markdown)?;

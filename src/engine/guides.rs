@@ -1,5 +1,5 @@
-//! `kb_read_guide`: the usage guides compiled into the binary (`guides/*.md`, `catalog.md`
-//! §6.7), and the guide list that ends the server instructions.
+//! `kb_read_guide`: the usage guides compiled into the binary (`guides/*.md`,
+//! `docs/reference/catalog-spec.md` §6.7), and the guide list that ends the server instructions.
 //!
 //! Invariants:
 //!
@@ -21,7 +21,8 @@ use crate::wire::{ReadGuideRequest, TextBlocks};
 pub struct Guide {
     /// The name `kb_read_guide` takes.
     pub name: &'static str,
-    /// The one-line description listed in the server instructions (`catalog.md` §6.7.4).
+    /// The one-line description listed in the server instructions (`docs/reference/catalog-spec.md`
+    /// §6.7.4).
     pub description: &'static str,
     /// The Markdown body (no H1: the tool adds `# {name}`).
     pub body: &'static str,
@@ -37,7 +38,7 @@ macro_rules! guide {
     };
 }
 
-/// Every guide, in the order of `catalog.md` §6.7.4.
+/// Every guide, in the order of `docs/reference/catalog-spec.md` §6.7.4.
 pub const GUIDES: &[Guide] = &[
     guide!(
         "pointers",
@@ -95,7 +96,7 @@ impl Engine {
     }
 }
 
-/// The guide list that ends the server instructions (`catalog.md` §6.7.5).
+/// The guide list that ends the server instructions (`docs/reference/catalog-spec.md` §6.7.5).
 pub fn guide_list() -> String {
     let mut out =
         String::from("Guides (read with kb_read_guide, e.g. {\"names\": [\"pointers\", \"patching\"]}):\n");
@@ -152,13 +153,14 @@ pub fn read_guides(registry: &[Guide], names: &[String]) -> Result<TextBlocks> {
     Ok(TextBlocks { blocks: found.iter().map(|g| format!("# {}\n\n{}", g.name, g.body)).collect() })
 }
 
-/// `catalog.md` §2.6: NFKC, lowercase, trimmed.
+/// `docs/reference/catalog-spec.md` §2.6: NFKC, lowercase, trimmed.
 fn norm(s: &str) -> String {
     s.nfkc().collect::<String>().to_lowercase().trim().to_owned()
 }
 
-/// Up to three candidates close to `query` (`catalog.md` §2.7): one contains the other, or the
-/// Levenshtein distance is at most `max(1, len/3)`; nearest first, then in list order.
+/// Up to three candidates close to `query` (`docs/reference/catalog-spec.md` §2.7): one contains
+/// the other, or the Levenshtein distance is at most `max(1, len/3)`; nearest first, then in list
+/// order.
 pub fn close_names<'a>(query: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let q = norm(query);
     let limit = (q.chars().count() / 3).max(1);

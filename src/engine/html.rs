@@ -1,5 +1,5 @@
-//! `kb_export_html` / `export-html` and `kb_build_site` / `build-site` (`catalog.md` §6.5, §6.6,
-//! §8.2, §8.3): Markdown to self-contained HTML.
+//! `kb_export_html` / `export-html` and `kb_build_site` / `build-site`
+//! (`docs/reference/catalog-spec.md` §6.5, §6.6, §8.2, §8.3): Markdown to self-contained HTML.
 //!
 //! The engine resolves the settings, reads the documents and their images through the workspace
 //! guard (as [`html::Files`]), hands them to the pure renderer in `crate::html` and writes the
@@ -44,7 +44,7 @@ impl Engine {
         self.build_html_site(req)
     }
 
-    /// E19 (`catalog.md` §2.4).
+    /// E19 (`docs/reference/catalog-spec.md` §2.4).
     fn html_writes_allowed(&self, tool: &str) -> Result<()> {
         if self.config.knowledge_base.allow_writes {
             return Ok(());
@@ -54,7 +54,7 @@ impl Engine {
     }
 
     /// The `export-html` subcommand: the export, run by a person on purpose, so not gated by
-    /// `allowWrites` (`catalog.md` §1).
+    /// `allowWrites` (`docs/reference/catalog-spec.md` §1).
     pub fn export_html_file(&self, req: &ExportHtmlRequest) -> Result<ExportHtmlResponse> {
         let config = self.html_config(req.config.as_deref(), false)?;
         let lang = config.settings.language;
@@ -133,7 +133,8 @@ impl Engine {
     }
 
     /// The settings for a call. `required`: a missing catalog configuration is an error
-    /// (`kb_build_site`); otherwise the defaults apply (`kb_export_html`, `catalog.md` §3.1).
+    /// (`kb_build_site`); otherwise the defaults apply (`kb_export_html`,
+    /// `docs/reference/catalog-spec.md` §3.1).
     fn html_config(&self, config: Option<&str>, required: bool) -> Result<HtmlConfig> {
         let s = if required {
             self.catalog_settings(config)?
@@ -181,7 +182,8 @@ fn missing_source(lang: Language, path: &str) -> Error {
     Error::not_found(msg!(lang, ExportSourceMissing, path))
 }
 
-/// The output must be an `.html`/`.htm` path that is not a folder (`catalog.md` §2.5).
+/// The output must be an `.html`/`.htm` path that is not a folder (`docs/reference/catalog-spec.md`
+/// §2.5).
 fn check_output(workspace: &Workspace, out: &RelPath, lang: Language) -> Result<()> {
     let name = out.file_name().to_ascii_lowercase();
     let stem_len = name.rfind('.').unwrap_or(0);
@@ -206,9 +208,9 @@ fn write_page(workspace: &Workspace, out: &RelPath, html: &str, lang: Language) 
     }
 }
 
-/// The documents of `build` (`catalog.md` §3.3): the Markdown files of each include pattern in
-/// path order (by code points), patterns in the order written, each file once, minus the
-/// excluded ones.
+/// The documents of `build` (`docs/reference/catalog-spec.md` §3.3): the Markdown files of each
+/// include pattern in path order (by code points), patterns in the order written, each file once,
+/// minus the excluded ones.
 fn build_documents(workspace: &Workspace, include: &[String], exclude: &[String]) -> Result<Vec<RelPath>> {
     let all = workspace.scan_markdown(&GlobFilter::new(&["**/*".to_owned()], exclude)?)?;
     let mut paths: Vec<RelPath> = Vec::new();

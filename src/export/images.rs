@@ -1,5 +1,5 @@
 //! Images of the book: loaded once per URL, checked, and encoded for the PDF at the size they
-//! are shown, following the profile (`product.md` §5, the seed's "PDF ブックのエクスポート").
+//! are shown, following the profile (`docs/reference/product.md` §5, the seed's "PDF ブックのエクスポート").
 //!
 //! - A JPEG is embedded as it is (its original bytes, DCTDecode) unless it has more pixels than
 //!   the profile's DPI needs at its shown size; then it is scaled down and re-encoded at the

@@ -1,7 +1,7 @@
-//! Server-side highlighting of fenced code (`catalog.md` §7.9, `html.highlight`): a small
-//! lexer per language family that marks comments, strings, numbers and keywords with
-//! `<span class="hl-…">`; the inline stylesheet colours them. No script runs in the page.
-//! Unknown languages return `None` and stay plain.
+//! Server-side highlighting of fenced code (`docs/reference/catalog-spec.md` §7.9,
+//! `html.highlight`): a small lexer per language family that marks comments, strings, numbers and
+//! keywords with `<span class="hl-…">`; the inline stylesheet colours them. No script runs in the
+//! page. Unknown languages return `None` and stay plain.
 
 use super::text::escape_text;
 

@@ -1,4 +1,4 @@
-//! Markdown to self-contained HTML (`../shared/spec/catalog.md` §7): one page per document
+//! Markdown to self-contained HTML (`docs/reference/catalog-spec.md` §7): one page per document
 //! ([`export_page`], `kb_export_html`) and one navigable page for a list of documents
 //! ([`build_site`], `kb_build_site`).
 //!
@@ -28,8 +28,8 @@ mod tests;
 pub use page::{SiteDoc, build_site, export_page};
 pub use text::Language;
 
-/// The `html.*` settings of the catalog configuration (`catalog.md` §3.3) plus the message
-/// language.
+/// The `html.*` settings of the catalog configuration (`docs/reference/catalog-spec.md` §3.3) plus
+/// the message language.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// `html.lang`: `None` = `auto` (`ja` when the Markdown holds kana or kanji, else `en`).
@@ -61,7 +61,7 @@ pub enum FileKind {
     Dir,
 }
 
-/// Why an image was not embedded (`catalog.md` §7.5).
+/// Why an image was not embedded (`docs/reference/catalog-spec.md` §7.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageProblem {
     /// No file there.

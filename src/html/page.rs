@@ -1,4 +1,5 @@
-//! Pages: the single export and the site (`catalog.md` §7.2, §7.3, §7.7, §7.8, §7.10, §7.11).
+//! Pages: the single export and the site (`docs/reference/catalog-spec.md` §7.2, §7.3, §7.7, §7.8,
+//! §7.10, §7.11).
 
 use std::collections::BTreeMap;
 
@@ -25,7 +26,7 @@ pub struct SiteDoc<'a> {
     pub id: Option<&'a str>,
 }
 
-/// The title (`catalog.md` §7.2) and whether an H1 must be inserted for it.
+/// The title (`docs/reference/catalog-spec.md` §7.2) and whether an H1 must be inserted for it.
 fn title_of(doc: &SiteDoc<'_>, analysis: &Analysis) -> (String, bool) {
     let has_h1 = analysis.first_h1().is_some();
     if let Some(t) = doc.index_title.filter(|t| !t.trim().is_empty()) {
@@ -144,8 +145,8 @@ pub fn build_site(
     Page { html, warnings }
 }
 
-/// Site keys (`catalog.md` §7.3): the catalog ID, else the path without `.md` with `/` as
-/// `--`; a key used twice gets `-2`, `-3`.
+/// Site keys (`docs/reference/catalog-spec.md` §7.3): the catalog ID, else the path without `.md`
+/// with `/` as `--`; a key used twice gets `-2`, `-3`.
 fn site_keys(docs: &[SiteDoc<'_>]) -> Vec<String> {
     let mut used = std::collections::HashSet::new();
     docs.iter()

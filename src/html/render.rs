@@ -1,4 +1,5 @@
-//! One document's Markdown to the HTML of its `<article>` (`catalog.md` §7.1–§7.6, §7.9).
+//! One document's Markdown to the HTML of its `<article>` (`docs/reference/catalog-spec.md`
+//! §7.1–§7.6, §7.9).
 //!
 //! Two passes over pulldown-cmark's events: [`analyze`] finds the headings (ids by the one slug
 //! rule of `links`), the front-matter title and the first H1; [`render_article`] writes the
@@ -656,7 +657,7 @@ impl Renderer<'_, '_> {
         self.out.push_str("</ol>\n</section>\n");
     }
 
-    /// The `href` of a link written `raw` (`catalog.md` §7.4); `None` drops it.
+    /// The `href` of a link written `raw` (`docs/reference/catalog-spec.md` §7.4); `None` drops it.
     fn link_href(&mut self, raw: &str, offset: usize) -> Option<String> {
         let raw = raw.trim();
         if sanitize::is_dangerous_url(raw) {
@@ -749,7 +750,8 @@ impl Renderer<'_, '_> {
         }
     }
 
-    /// An image (`catalog.md` §7.5): a `data:` URI, a link for a remote image, or a placeholder.
+    /// An image (`docs/reference/catalog-spec.md` §7.5): a `data:` URI, a link for a remote image,
+    /// or a placeholder.
     fn image_html(&mut self, raw: &str, alt: &str, title: &str, offset: usize) -> String {
         let raw = raw.trim();
         let title_attr =
@@ -795,7 +797,7 @@ impl Renderer<'_, '_> {
         }
     }
 
-    /// A piece of raw HTML through the allow-list (`catalog.md` §7.6).
+    /// A piece of raw HTML through the allow-list (`docs/reference/catalog-spec.md` §7.6).
     fn raw_html(&mut self, piece: &str, offset: usize, block: bool) {
         let mut input = std::mem::take(&mut self.html_tail);
         input.push_str(piece);

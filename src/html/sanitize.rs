@@ -1,4 +1,5 @@
-//! Raw HTML in Markdown (`catalog.md` §7.6): a small tokenizer and the allow-list.
+//! Raw HTML in Markdown (`docs/reference/catalog-spec.md` §7.6): a small tokenizer and the
+//! allow-list.
 //!
 //! Raw HTML reaches the renderer in pieces (a block line by line, inline HTML tag by tag); the
 //! tokenizer returns the complete tokens of a piece and the unfinished tail, which the renderer

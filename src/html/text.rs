@@ -1,4 +1,5 @@
-//! Escaping, URL encoding, relative paths and the warning sentences (`catalog.md` §7.12, §9.6).
+//! Escaping, URL encoding, relative paths and the warning sentences
+//! (`docs/reference/catalog-spec.md` §7.12, §9.6).
 
 use crate::messages::{Msg, msg};
 pub use crate::text::Language;
@@ -30,9 +31,10 @@ pub fn escape_attr(s: &str) -> String {
     out
 }
 
-/// `catalog.md` §7.3: in `href` values non-ASCII characters stay as they are; only characters a
-/// URL cannot hold (space, `"`, `<`, `>`, `` ` ``, `{`, `}`, `|`, `\`, `^`, controls and a `%`
-/// not followed by two hex digits) are percent-encoded.
+/// `docs/reference/catalog-spec.md` §7.3: in `href` values non-ASCII characters stay as they are;
+/// only characters a URL cannot hold (space, `"`, `<`, `>`, ``
+/// ` ``, `{`, `}`, `|`, `\`, `^`, controls and a `%` not followed by two hex digits) are
+/// percent-encoded.
 pub fn encode_url(s: &str) -> String {
     let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());

@@ -1,4 +1,4 @@
-//! The index directory and its writer lock (`product.md` §3).
+//! The index directory and its writer lock (`docs/reference/product.md` §3).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

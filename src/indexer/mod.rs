@@ -166,7 +166,7 @@ pub fn lexical_manifest(opts: &ChunkOptions) -> BTreeMap<String, String> {
     ])
 }
 
-/// Compares a stored manifest with the current one (`contract.md` §4.2).
+/// Compares a stored manifest with the current one (`docs/reference/original-server.md` §4.2).
 pub fn compatibility(stored: &BTreeMap<String, String>, current: &BTreeMap<String, String>) -> Compatibility {
     let problems: Vec<String> = current
         .iter()
@@ -182,7 +182,8 @@ pub fn compatibility(stored: &BTreeMap<String, String>, current: &BTreeMap<Strin
 }
 
 /// `<subject> is incompatible with current configuration:` + the problems + how to rebuild
-/// (`contract.md` §4.2); `subject` is `Index` for the lexical index, or names the vector index.
+/// (`docs/reference/original-server.md` §4.2); `subject` is `Index` for the lexical index, or names
+/// the vector index.
 pub(crate) fn incompatible_message(subject: &str, c: &Compatibility) -> String {
     let mut msg = format!("{subject} is incompatible with current configuration:");
     for p in &c.problems {
@@ -698,7 +699,7 @@ impl Indexer {
         Ok(compatibility(&self.store.manifest()?, &lexical_manifest(&self.options)))
     }
 
-    /// Full or incremental reindex (`contract.md` §6.1).
+    /// Full or incremental reindex (`docs/reference/original-server.md` §6.1).
     pub fn reindex(
         &mut self,
         opts: ReindexOptions,

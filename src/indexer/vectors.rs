@@ -58,7 +58,7 @@ pub struct EmbedJob {
     pub ids: Vec<u64>,
     /// Their embedding-text hashes.
     pub hashes: Vec<String>,
-    /// The texts to embed (`contract.md` §5.8).
+    /// The texts to embed (`docs/reference/original-server.md` §5.8).
     pub texts: Vec<String>,
 }
 

@@ -1,4 +1,5 @@
-//! File watching (`contract.md` §6.5): external edits become searchable without a reindex.
+//! File watching (`docs/reference/original-server.md` §6.5): external edits become searchable
+//! without a reindex.
 //!
 //! The OS watcher (notify: inotify, FSEvents, ReadDirectoryChanges) reports paths; included
 //! `.md` files are debounced per path (400 ms quiet) and handed to the synchronizer. A rename
@@ -6,8 +7,8 @@
 //! of the real path. Watcher errors are reported, never fatal.
 //!
 //! The debounce thread sleeps until the earliest path is due (woken by every event), not in
-//! fixed steps: `contract.md` §6.5 polls every 150 ms, which added 0–150 ms (75 ms on average)
-//! to every external edit's latency (issue #18).
+//! fixed steps: `docs/reference/original-server.md` §6.5 polls every 150 ms, which added 0–150 ms
+//! (75 ms on average) to every external edit's latency (issue #18).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Snippets in the contract's FTS5 shape (`contract.md` §8.2:
+//! Snippets in the contract's FTS5 shape (`docs/reference/original-server.md` §8.2:
 //! `snippet(chunks_fts, 0, '[', ']', '...', 16)`).
 //!
 //! A window of [`WINDOW`] tokens of the chunk text is chosen to hold the most distinct query

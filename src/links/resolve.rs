@@ -90,9 +90,9 @@ fn decode(s: &str) -> String {
     }
 }
 
-/// GitHub's heading slug (`catalog.md` §7.3, steps 2–4): lowercase; keep letters, marks,
-/// numbers, connector punctuation (`_`), `-` and spaces (kana and kanji are letters and stay);
-/// spaces become `-`. `## ツールの一覧（MCP）` → `ツールの一覧mcp`; `Hello, World!` →
+/// GitHub's heading slug (`docs/reference/catalog-spec.md` §7.3, steps 2–4): lowercase; keep
+/// letters, marks, numbers, connector punctuation (`_`), `-` and spaces (kana and kanji are letters
+/// and stay); spaces become `-`. `## ツールの一覧（MCP）` → `ツールの一覧mcp`; `Hello, World!` →
 /// `hello-world`. Numbering repeats is [`super::heading_slugs`]' job.
 pub fn slug(title: &str) -> String {
     title

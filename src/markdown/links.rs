@@ -181,9 +181,10 @@ fn html_ids(html: &str, out: &mut Vec<String>) {
     }
 }
 
-/// The prose of `text` for word mentions (`catalog.md` §5.2): the text of paragraphs, headings,
-/// lists, tables and quotes, with front matter, fenced and indented code, inline code, link
-/// destinations, HTML comments and raw HTML tags left out. Blocks are separated by `\n`.
+/// The prose of `text` for word mentions (`docs/reference/catalog-spec.md` §5.2): the text of
+/// paragraphs, headings, lists, tables and quotes, with front matter, fenced and indented code,
+/// inline code, link destinations, HTML comments and raw HTML tags left out. Blocks are separated
+/// by `\n`.
 pub fn prose_text(text: &str) -> String {
     let mut out = String::new();
     let mut skip = 0usize;

@@ -10,9 +10,9 @@
 //!
 //! - Parsing never fails and never rewrites bytes: every range lies inside the source on `char`
 //!   boundaries, and element text is exactly the source (own segments for list items).
-//! - Numbering and hashes reproduce the original .NET server (`contract.md` §5), so anchors
-//!   mean the same thing in both. `docs/design/markdown-model.md` lists where pulldown-cmark's
-//!   spans had to be adapted to Markdig's.
+//! - Numbering and hashes reproduce the original .NET server (`docs/reference/original-server.md`
+//!   §5), so anchors mean the same thing in both. `docs/design/markdown-model.md` lists where
+//!   pulldown-cmark's spans had to be adapted to Markdig's.
 //! - No I/O here: reading files is `workspace`'s job.
 
 mod links;
@@ -34,7 +34,7 @@ pub use read::{CONTINUATION_MARK, Part, ReadLimits, Slice, read_slice, read_slic
 
 use crate::error::{ConflictReason, Error, Result};
 
-/// Element kinds (`contract.md` §5.2).
+/// Element kinds (`docs/reference/original-server.md` §5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ElementKind {
     /// The whole document (synthetic; never an element of a [`Document`]).
@@ -85,7 +85,7 @@ impl ElementKind {
     }
 }
 
-/// List-item source map (`contract.md` §5.4).
+/// List-item source map (`docs/reference/original-server.md` §5.4).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListItemInfo {
     /// The parent item's pointer, for nested items.
@@ -172,9 +172,9 @@ impl Document {
         self.elements.iter().position(|e| &e.pointer == pointer)
     }
 
-    /// Resolves a hashed anchor by kind and self hash (`contract.md` §5.7). Unhashed anchors
-    /// resolve only to the element at their logical pointer. `reserved_message` is the text used
-    /// when the logical pointer is reserved (reads and patches word it differently).
+    /// Resolves a hashed anchor by kind and self hash (`docs/reference/original-server.md` §5.7).
+    /// Unhashed anchors resolve only to the element at their logical pointer. `reserved_message` is
+    /// the text used when the logical pointer is reserved (reads and patches word it differently).
     pub fn resolve(&self, anchor: &Anchor, reserved_message: &str) -> Result<usize> {
         let Some(self_hash) = &anchor.self_hash else {
             return self.position(&anchor.pointer).ok_or_else(|| {

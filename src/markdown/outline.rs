@@ -1,4 +1,4 @@
-//! The heading tree of a document (`contract.md` §5.9).
+//! The heading tree of a document (`docs/reference/original-server.md` §5.9).
 
 use super::{Document, ElementKind, parse::heading_title};
 

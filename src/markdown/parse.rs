@@ -1,4 +1,5 @@
-//! The walk that turns Markdown source into numbered elements (`contract.md` §5.3–§5.5).
+//! The walk that turns Markdown source into numbered elements (`docs/reference/original-server.md`
+//! §5.3–§5.5).
 //!
 //! pulldown-cmark supplies the block structure; spans are then cut to the contract's rules,
 //! which follow Markdig's:

@@ -1,4 +1,4 @@
-//! Logical pointers and public anchors (`contract.md` §5.6).
+//! Logical pointers and public anchors (`docs/reference/original-server.md` §5.6).
 
 use std::fmt;
 

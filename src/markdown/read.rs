@@ -1,4 +1,5 @@
-//! Paging through a document by elements (`contract.md` §7.6): the engine behind `kb_read`.
+//! Paging through a document by elements (`docs/reference/original-server.md` §7.6): the engine
+//! behind `kb_read`.
 
 use crate::error::{Error, Result};
 use crate::text::line_start;
@@ -21,7 +22,7 @@ impl Default for ReadLimits {
 }
 
 impl ReadLimits {
-    /// Limits from optional request values, clamped (`contract.md` §7.6).
+    /// Limits from optional request values, clamped (`docs/reference/original-server.md` §7.6).
     pub fn clamped(max_elements: Option<i64>, max_bytes: Option<i64>) -> Self {
         ReadLimits {
             max_elements: max_elements.map_or(20, |v| v.clamp(1, 100) as usize),

@@ -727,7 +727,8 @@ proptest! {
 
     /// Rewriting one paragraph keeps every other element's pointer, kind and self hash, and the
     /// subtree hash of every element whose owned range does not hold that paragraph: anchors read
-    /// before an unrelated edit still name the same elements (`contract.md` §5.3, §5.5, §5.7).
+    /// before an unrelated edit still name the same elements (`docs/reference/original-server.md`
+    /// §5.3, §5.5, §5.7).
     #[test]
     fn an_unrelated_paragraph_edit_keeps_other_anchors(src in markdownish(), pick in any::<prop::sample::Index>()) {
         let before = Document::parse(&src);

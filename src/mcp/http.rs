@@ -38,7 +38,7 @@ use crate::error::{Error, Result};
 
 /// The port when neither the address nor `MDMARK_PORT` gives one (mdmark's plugin used it).
 pub const DEFAULT_PORT: u16 = 8782;
-/// The environment variable that moves the default port (`catalog.md` §8.5).
+/// The environment variable that moves the default port (`docs/reference/catalog-spec.md` §8.5).
 pub const PORT_ENV: &str = "MDMARK_PORT";
 /// The environment variable that gives the bearer token.
 pub const TOKEN_ENV: &str = "LVS_HTTP_TOKEN";

@@ -51,12 +51,13 @@ pass them back unchanged. Reads never need the index.\n\
 Errors start with their code (CODE: message); CONFLICT means the file changed: read again and retry.\n\n";
 
 /// The `initialize` instructions: how to work (search → read → patch with anchors), then the
-/// guide list of `catalog.md` §6.7.5.
+/// guide list of `docs/reference/catalog-spec.md` §6.7.5.
 pub fn instructions() -> String {
     format!("{INSTRUCTIONS_HEAD}{}", crate::engine::guide_list())
 }
 
-/// The line the instructions gain when the project has a document catalog (`catalog.md` §6.7.5).
+/// The line the instructions gain when the project has a document catalog
+/// (`docs/reference/catalog-spec.md` §6.7.5).
 pub const CATALOG_LINE: &str = "This project has a document catalog: start with kb_list_tags and kb_find_docs to find documents by tag and relation.";
 
 /// [`instructions`] for this server: with [`CATALOG_LINE`] before the guide list when the
@@ -262,14 +263,14 @@ fn text_blocks(value: &Value) -> CallToolResult {
 fn catalog_text(mut value: Value) -> CallToolResult {
     let text = value["text"].as_str().unwrap_or_default().to_owned();
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    // No output schema is published for these (`catalog.md` §2.2), so nothing checks them
-    // against one: the JSON stays as the catalog contract writes it, nulls included.
+    // No output schema is published for these (`docs/reference/catalog-spec.md` §2.2), so nothing
+    // checks them against one: the JSON stays as the catalog contract writes it, nulls included.
     result.structured_content = value.as_object_mut().and_then(|o| o.shift_remove("structured"));
     result
 }
 
 /// The result of a binary tool: the image block or embedded resource first, then the metadata
-/// JSON as text; no `structuredContent` (`contract.md` §11.4).
+/// JSON as text; no `structuredContent` (`docs/reference/original-server.md` §11.4).
 fn binary(reply: BinaryReply) -> CallToolResult {
     use base64::Engine as _;
     let data = base64::engine::general_purpose::STANDARD.encode(&reply.data);

@@ -67,7 +67,8 @@ pub fn flat<T: JsonSchema>() -> Value {
     schema
 }
 
-/// `{"request": T}`, as the original's DTO-wrapped tools take it (`contract.md` §7.1).
+/// `{"request": T}`, as the original's DTO-wrapped tools take it
+/// (`docs/reference/original-server.md` §7.1).
 pub fn wrapped<T: JsonSchema>() -> Value {
     let mut inner = generated::<T>();
     let defs = inner.as_object_mut().and_then(|o| o.shift_remove("$defs"));

@@ -48,7 +48,7 @@ pub(super) struct ToolContext<'a> {
     pub engine: &'a Engine,
 }
 
-/// How a tool takes its arguments (`contract.md` §7.1).
+/// How a tool takes its arguments (`docs/reference/original-server.md` §7.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Arguments {
     /// The request object under one argument named `request`.
@@ -96,7 +96,8 @@ pub(super) enum Reply {
     /// `structuredContent` plus the same JSON as text.
     Json(Value),
     /// A binary block (image or embedded resource) then the metadata JSON as text; no
-    /// `structuredContent` and no published output schema (`contract.md` §11.4).
+    /// `structuredContent` and no published output schema (`docs/reference/original-server.md`
+    /// §11.4).
     Binary(BinaryReply),
 }
 
@@ -152,7 +153,7 @@ pub(super) struct ToolEntry {
     /// Returns [`Reply::Binary`]: no output schema is published.
     binary: bool,
     /// The result is [`CatalogText`]: one text block, structured content only for JSON, no
-    /// `outputSchema` (`catalog.md` §2.2).
+    /// `outputSchema` (`docs/reference/catalog-spec.md` §2.2).
     catalog_text: bool,
     /// The tool's `_meta` (e.g. `openai/fileParams`).
     meta: Option<Value>,
@@ -619,7 +620,8 @@ pub(super) fn answers_with_catalog_text(name: &str) -> bool {
     TABLE.iter().any(|t| t.name == name && t.catalog_text)
 }
 
-/// The catalog tools that accept mdmark's hidden `project_dir` argument (`catalog.md` §2.1).
+/// The catalog tools that accept mdmark's hidden `project_dir` argument
+/// (`docs/reference/catalog-spec.md` §2.1).
 const PROJECT_DIR_TOOLS: &[&str] =
     &["kb_build_site", "kb_check", "kb_export_html", "kb_find_docs", "kb_list_tags", "kb_update_index"];
 

@@ -8,7 +8,8 @@ use redb::TableDefinition;
 
 /// `path` → `DocumentRecord` (source hash, size, mtime, chunk ids).
 pub const DOCUMENTS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("documents");
-/// Manifest key → value (`contract.md` §4.2 keys plus `analyzer_version`, `record_version`).
+/// Manifest key → value (`docs/reference/original-server.md` §4.2 keys plus `analyzer_version`,
+/// `record_version`).
 pub const MANIFEST: TableDefinition<'_, &str, &str> = TableDefinition::new("manifest");
 /// Bookkeeping: `generation`, `next_chunk_id`, `chunk_count`.
 pub const META: TableDefinition<'_, &str, u64> = TableDefinition::new("meta");

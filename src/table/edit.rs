@@ -1,4 +1,5 @@
-//! The planning engine behind `kb_edit_table` (`contract.md` §10.2–§10.4, §7.10).
+//! The planning engine behind `kb_edit_table` (`docs/reference/original-server.md` §10.2–§10.4,
+//! §7.10).
 //!
 //! [`plan_table_edit`] is a pure function: from a document's text and a [`TableEditRequest`]
 //! (the `kb_edit_table` arguments, from `wire`, with the table's hashed `tN` anchor) it computes

@@ -1,4 +1,5 @@
-//! GFM pipe tables: the physical line model and the read projection (`contract.md` §10.1, §7.6).
+//! GFM pipe tables: the physical line model and the read projection
+//! (`docs/reference/original-server.md` §10.1, §7.6).
 //!
 //! A table element's text is split into physical lines (header, delimiter, rows), each line into
 //! cells at unescaped `|`. The projection shows *display text*: what a reader sees, with inline

@@ -2,7 +2,8 @@
 //!
 //! Invariants:
 //! - Element hashes are XXH64 with seed 0 over UTF-8 bytes, printed as 16 lowercase hex digits
-//!   (`contract.md` §5.5). Source hashes are SHA-256 over the exact file bytes, 64 lowercase hex.
+//!   (`docs/reference/original-server.md` §5.5). Source hashes are SHA-256 over the exact file
+//!   bytes, 64 lowercase hex.
 //! - Nothing here uses `std::hash`, whose algorithm may change between releases.
 
 use sha2::{Digest, Sha256};
@@ -16,9 +17,9 @@ pub fn xxh64_hex(bytes: &[u8]) -> String {
     format!("{:016x}", xxhash_rust::xxh64::xxh64(bytes, 0))
 }
 
-/// The list-item self hash over its own segments (`contract.md` §5.5): no segment hashes the
-/// empty input, one segment hashes its bytes, more hash `i32le(count)` then, per segment,
-/// `i32le(len) ‖ bytes` (the .NET `BinaryWriter` layout).
+/// The list-item self hash over its own segments (`docs/reference/original-server.md` §5.5): no
+/// segment hashes the empty input, one segment hashes its bytes, more hash `i32le(count)` then, per
+/// segment, `i32le(len) ‖ bytes` (the .NET `BinaryWriter` layout).
 pub fn segments_hash_hex(segments: &[&str]) -> String {
     match segments {
         [] => xxh64_hex(b""),

@@ -1,4 +1,4 @@
-//! The OpenAI-compatible embedding client (`contract.md` §3.2, §6.1).
+//! The OpenAI-compatible embedding client (`docs/reference/original-server.md` §3.2, §6.1).
 //!
 //! `POST {endpoint}/embeddings` with `{"model", "input": [...]}` and `Authorization: Bearer`.
 //! Documents and queries may carry a configured prefix (`embedding.documentPrefix`,
@@ -241,7 +241,7 @@ pub fn check_dimensions(vectors: &[Vec<f32>], expected: usize) -> Result<()> {
     }
 }
 
-/// `Embedding dimension mismatch. Expected X, got Y.` (`contract.md` §6.1).
+/// `Embedding dimension mismatch. Expected X, got Y.` (`docs/reference/original-server.md` §6.1).
 pub(crate) fn dimension_mismatch(expected: impl std::fmt::Display, got: impl std::fmt::Display) -> Error {
     unavailable(format!("Embedding dimension mismatch. Expected {expected}, got {got}."))
 }

@@ -1,7 +1,7 @@
 //! The usearch HNSW index: one vector per chunk id, cosine distance, stored as bfloat16.
 //!
 //! - Metric: cosine (`1 - cos θ`), so unnormalised vectors rank like normalised ones; for
-//!   bge-m3 (normalised) that is the same order as L2 (`contract.md` §8.3).
+//!   bge-m3 (normalised) that is the same order as L2 (`docs/reference/original-server.md` §8.3).
 //! - Scalars are stored as bfloat16: half the memory of f32, as fast as f32 (IEEE f16 is 4x
 //!   slower to build without usearch's SIMD kernels) and recall@10 0.998 against an exact scan
 //!   (`docs/design/vectors.md`, `docs/performance.md`).

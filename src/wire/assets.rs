@@ -1,6 +1,6 @@
-//! Image and file-asset tools (`contract.md` §7.12, §11; `kb_download_file` from the product
-//! description): requests, responses and the binary reply that the MCP layer turns into image
-//! or embedded-resource content blocks.
+//! Image and file-asset tools (`docs/reference/original-server.md` §7.12, §11; `kb_download_file`
+//! from the product description): requests, responses and the binary reply that the MCP layer turns
+//! into image or embedded-resource content blocks.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

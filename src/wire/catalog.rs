@@ -1,5 +1,5 @@
-//! The document catalog tools (`catalog.md` §6.1–§6.4): flat, snake_case arguments kept from
-//! mdmark, results as specified there.
+//! The document catalog tools (`docs/reference/catalog-spec.md` §6.1–§6.4): flat, snake_case
+//! arguments kept from mdmark, results as specified there.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
-//! `kb_export_html` and `kb_build_site` (`catalog.md` §6.5, §6.6): flat snake_case arguments
-//! like every catalog tool, root-relative paths in and out.
+//! `kb_export_html` and `kb_build_site` (`docs/reference/catalog-spec.md` §6.5, §6.6): flat
+//! snake_case arguments like every catalog tool, root-relative paths in and out.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

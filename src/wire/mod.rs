@@ -6,7 +6,8 @@
 //! these types directly (one set of types instead of an engine copy plus a wire copy); nothing
 //! outside `wire` defines a serialisable tool shape.
 //!
-//! Shapes follow `contract.md` §7 exactly; additions (`stale`, `explain`) are optional fields.
+//! Shapes follow `docs/reference/original-server.md` §7 exactly; additions (`stale`, `explain`) are
+//! optional fields.
 //!
 //! Invariants:
 //!
@@ -418,7 +419,8 @@ pub struct ReindexRequest {
 }
 
 /// `kb_status` arguments: none. Its schema is exactly
-/// `{"type":"object","properties":{},"additionalProperties":false}` (`contract.md` §7.1).
+/// `{"type":"object","properties":{},"additionalProperties":false}`
+/// (`docs/reference/original-server.md` §7.1).
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StatusRequest {}

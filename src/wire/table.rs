@@ -1,4 +1,5 @@
-//! `kb_edit_table` arguments (`contract.md` §7.10, §10.2): flat, no `request` wrapper.
+//! `kb_edit_table` arguments (`docs/reference/original-server.md` §7.10, §10.2): flat, no `request`
+//! wrapper.
 //!
 //! One struct holds `path`, `pointer`, `action` and every action's fields, so that
 //! `deny_unknown_fields` can refuse a misspelled field (serde cannot combine it with `flatten`).

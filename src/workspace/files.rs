@@ -1,6 +1,7 @@
 //! Binary files below the root (images, downloads): guarded opens, staged creates that never
-//! overwrite, no-overwrite renames and plain deletes. The asset tools (`contract.md` §11) use
-//! these; Markdown keeps the hash-guarded writes of `write.rs`.
+//! overwrite, no-overwrite renames and plain deletes. The asset tools
+//! (`docs/reference/original-server.md` §11) use these; Markdown keeps the hash-guarded writes of
+//! `write.rs`.
 //!
 //! Publishing and moving rename without replacing: on Linux `renameat2(RENAME_NOREPLACE)`, one
 //! atomic step; elsewhere (or on file systems without it) a hard link followed by removing the
@@ -178,7 +179,8 @@ impl Workspace {
     }
 }
 
-/// `ALREADY_EXISTS` `Destination already exists.` (`contract.md` §11.2, §11.6).
+/// `ALREADY_EXISTS` `Destination already exists.` (`docs/reference/original-server.md` §11.2,
+/// §11.6).
 fn already_exists() -> Error {
     Error::new(ErrorCode::AlreadyExists, "Destination already exists.")
 }
@@ -191,7 +193,8 @@ fn open_error(path: &RelPath, err: &std::io::Error) -> Error {
     }
 }
 
-/// Classifies a failed rename by looking at both names afterwards (`contract.md` §11.6).
+/// Classifies a failed rename by looking at both names afterwards
+/// (`docs/reference/original-server.md` §11.6).
 fn rename_failure(from_abs: &Path, to_abs: &Path, from: &RelPath, err: &std::io::Error) -> Error {
     let source_there = fs::symlink_metadata(from_abs).is_ok();
     let target_there = fs::symlink_metadata(to_abs).is_ok();

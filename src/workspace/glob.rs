@@ -1,4 +1,4 @@
-//! Include/exclude glob filters (`contract.md` §3.4, §7.5, §7.8).
+//! Include/exclude glob filters (`docs/reference/original-server.md` §3.4, §7.5, §7.8).
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 
@@ -8,7 +8,8 @@ use crate::error::{Error, Result};
 /// The include pattern used when none is given: every Markdown file at any depth.
 pub const DEFAULT_INCLUDE: &str = "**/*.md";
 
-/// The `kb_search` wording for a bad `includeGlobs` / `excludeGlobs` entry (`contract.md` §7.5).
+/// The `kb_search` wording for a bad `includeGlobs` / `excludeGlobs` entry
+/// (`docs/reference/original-server.md` §7.5).
 const MSG_SEARCH_GLOBS: &str = "One or more glob patterns are invalid.";
 
 /// A compiled include/exclude pair matched against root-relative `/` paths.
@@ -34,7 +35,7 @@ impl GlobFilter {
 
     /// Like [`GlobFilter::new`], but a bad pattern's message starts `<field> is invalid.` where
     /// `<field>` is `include_name` or `exclude_name`, e.g. `includeGlob is invalid.` for
-    /// `kb_list_files` (`contract.md` §7.8).
+    /// `kb_list_files` (`docs/reference/original-server.md` §7.8).
     pub fn with_names(
         includes: &[String],
         excludes: &[String],

@@ -7,11 +7,11 @@
 //! Invariants:
 //!
 //! - A [`RelPath`] is non-empty, relative, `/`-separated (`\` is normalised), and every component
-//!   passes the portable-name rules of `contract.md` §12: not blank, `.` or `..`; no trailing
-//!   space or dot; no control character; none of `< > : " | ? *`; not a Windows device name
-//!   (`CON`, `PRN`, `AUX`, `NUL`, `COM1`–`COM9`, `LPT1`–`LPT9`, on the part before the first dot,
-//!   case-insensitively); not `.git` (case-insensitive). Rooted paths, drive letters and UNC
-//!   forms are refused.
+//!   passes the portable-name rules of `docs/reference/original-server.md` §12: not blank, `.` or
+//!   `..`; no trailing space or dot; no control character; none of `< > : " | ? *`; not a Windows
+//!   device name (`CON`, `PRN`, `AUX`, `NUL`, `COM1`–`COM9`, `LPT1`–`LPT9`, on the part before the
+//!   first dot, case-insensitively); not `.git` (case-insensitive). Rooted paths, drive letters and
+//!   UNC forms are refused.
 //! - Nothing is read or written in `.git` or in the internal index directory (default
 //!   [`DEFAULT_INTERNAL_DIR`]): the guard refuses such components at any depth,
 //!   case-insensitively, and listings skip them before descending.
@@ -28,8 +28,8 @@
 //!   written and fsynced, the current file's hash is re-checked under an in-process lock, and
 //!   the temp file is renamed over the target. Readers see the old bytes or the new bytes.
 //!
-//! Error messages start with the contract's sentence (`contract.md` §12, e.g. `Path contains an
-//! invalid or unsafe component.`) and add one clause saying how to fix the input.
+//! Error messages start with the contract's sentence (`docs/reference/original-server.md` §12, e.g.
+//! `Path contains an invalid or unsafe component.`) and add one clause saying how to fix the input.
 //!
 //! Globs ([`GlobFilter`]) follow `Microsoft.Extensions.FileSystemGlobbing` as the contract uses
 //! it (§3.4): case-insensitive, on root-relative `/` paths, `*` and `?` never cross a `/`, `**`

@@ -1,4 +1,4 @@
-//! `RelPath` and the lexical half of the path guard (`contract.md` §12).
+//! `RelPath` and the lexical half of the path guard (`docs/reference/original-server.md` §12).
 //!
 //! Everything here is pure: a string goes in, a [`RelPath`] or an `INVALID_PATH` error comes out.
 //! The file-system half (symlink walk, root containment) lives in `mod.rs`.
@@ -8,20 +8,22 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
-/// Message for empty, rooted, UNC or drive-letter input (`contract.md` §12).
+/// Message for empty, rooted, UNC or drive-letter input (`docs/reference/original-server.md` §12).
 pub(crate) const MSG_RELATIVE: &str = "A non-empty root-relative path is required.";
-/// Message for a component that breaks the portable-name rules (`contract.md` §12).
+/// Message for a component that breaks the portable-name rules (`docs/reference/original-server.md`
+/// §12).
 pub(crate) const MSG_COMPONENT: &str = "Path contains an invalid or unsafe component.";
-/// Message for a path that resolves outside the root (`contract.md` §12).
+/// Message for a path that resolves outside the root (`docs/reference/original-server.md` §12).
 pub(crate) const MSG_OUTSIDE: &str = "Path is outside configured knowledge base root.";
-/// Message for a path that goes through a link (`contract.md` §12).
+/// Message for a path that goes through a link (`docs/reference/original-server.md` §12).
 pub(crate) const MSG_REPARSE: &str =
     "Paths through symbolic links, junctions, or reparse points are not allowed.";
-/// Message for a Markdown operation on a non-`.md` path (`contract.md` §12).
+/// Message for a Markdown operation on a non-`.md` path (`docs/reference/original-server.md` §12).
 pub(crate) const MSG_MARKDOWN_ONLY: &str = "Markdown write operations require a .md path.";
-/// Message for an image path through `.git` (`contract.md` §11.1).
+/// Message for an image path through `.git` (`docs/reference/original-server.md` §11.1).
 pub(crate) const MSG_IMAGE_GIT: &str = "Image operations cannot access Git metadata.";
-/// Message for an image path into the internal index directory (`contract.md` §11.1).
+/// Message for an image path into the internal index directory (`docs/reference/original-server.md`
+/// §11.1).
 pub(crate) const MSG_IMAGE_INDEX: &str = "Image operations cannot access internal index files.";
 
 /// Inputs longer than this many bytes are refused before any other work.
@@ -43,7 +45,8 @@ pub enum PathContext {
     /// A Markdown mutation (`kb_patch`, `kb_create`, …): the guard plus a `.md` extension.
     MarkdownWrite,
     /// An image tool path: the guard, with image-specific messages for `.git` and the index
-    /// directory (`contract.md` §11.1). Extension checks belong to the image tools.
+    /// directory (`docs/reference/original-server.md` §11.1). Extension checks belong to the image
+    /// tools.
     Image,
 }
 
@@ -84,7 +87,8 @@ impl RelPath {
         self.0.split('/')
     }
 
-    /// Whether the file name ends in `.md`, compared case-insensitively (`contract.md` §5.1).
+    /// Whether the file name ends in `.md`, compared case-insensitively
+    /// (`docs/reference/original-server.md` §5.1).
     pub fn is_markdown(&self) -> bool {
         has_md_extension(self.file_name())
     }
@@ -112,7 +116,8 @@ impl AsRef<str> for RelPath {
     }
 }
 
-/// Listing order (`contract.md` §7.8): ordinal-ignore-case first, then ordinal.
+/// Listing order (`docs/reference/original-server.md` §7.8): ordinal-ignore-case first, then
+/// ordinal.
 ///
 /// Case folding is per character with the simple upper-case mapping (a character whose upper
 /// case is several characters, such as `ß`, compares as itself), as .NET's `OrdinalIgnoreCase`.

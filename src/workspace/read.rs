@@ -1,4 +1,4 @@
-//! Loading Markdown sources exactly as they are on disk (`contract.md` §5.1).
+//! Loading Markdown sources exactly as they are on disk (`docs/reference/original-server.md` §5.1).
 
 use std::fs;
 use std::io::Read;
@@ -154,7 +154,8 @@ impl Workspace {
     }
 }
 
-/// `NOT_FOUND` with the contract's `DocumentNotFound` text (`contract.md` §5.1).
+/// `NOT_FOUND` with the contract's `DocumentNotFound` text (`docs/reference/original-server.md`
+/// §5.1).
 pub(super) fn document_not_found(path: &RelPath) -> Error {
     Error::not_found(format!("Document '{path}' was not found."))
 }

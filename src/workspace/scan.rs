@@ -1,5 +1,5 @@
-//! Walking the root: the Markdown source set (`contract.md` §3.4, §6.1) and `kb_list_files`
-//! (§7.8).
+//! Walking the root: the Markdown source set (`docs/reference/original-server.md` §3.4, §6.1) and
+//! `kb_list_files` (§7.8).
 
 use std::fs;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ pub struct FileEntry {
     pub modified: SystemTime,
 }
 
-/// What `kb_list_files` calls a file (`contract.md` §7.8).
+/// What `kb_list_files` calls a file (`docs/reference/original-server.md` §7.8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FileKind {
     /// The extension is `.md` (case-insensitive).

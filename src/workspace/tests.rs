@@ -84,7 +84,8 @@ fn contract_vectors_rejected_paths_have_code_and_message() {
         let input = case["path"].as_str().expect("path");
         let ctx = context(case["context"].as_str().expect("context"));
         let err = ws.rel_path(input, ctx).expect_err(input);
-        // Cases without a code are the image-domain refusals; product.md §7 makes them INVALID_PATH.
+        // Cases without a code are the image-domain refusals; docs/reference/product.md §7 makes
+        // them INVALID_PATH.
         assert_eq!(err.code.as_str(), case["code"].as_str().unwrap_or("INVALID_PATH"), "{input:?}");
         if let Some(message) = case["message"].as_str() {
             assert!(

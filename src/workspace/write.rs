@@ -1,4 +1,4 @@
-//! Atomic, hash-guarded writes (`contract.md` §9.6).
+//! Atomic, hash-guarded writes (`docs/reference/original-server.md` §9.6).
 
 use std::fs;
 use std::io::Write;
@@ -11,7 +11,7 @@ use super::{Workspace, is_a_directory, is_link, is_missing};
 use crate::error::{Error, ErrorCode, Result};
 use crate::text::sha256_hex;
 
-/// The whole-file conflict message (`contract.md` §7.2).
+/// The whole-file conflict message (`docs/reference/original-server.md` §7.2).
 const MSG_CONFLICT: &str = "Source content changed; reread before retrying.";
 
 impl Workspace {
@@ -129,7 +129,8 @@ impl Workspace {
 
 impl Workspace {
     /// Creates a new file with `bytes` (never overwrites; parent folders are created) and returns
-    /// its `sourceHash`. An existing file is `INVALID_ARGUMENT` (`contract.md` §7.11).
+    /// its `sourceHash`. An existing file is `INVALID_ARGUMENT`
+    /// (`docs/reference/original-server.md` §7.11).
     pub fn create_new(&self, path: &RelPath, bytes: &[u8]) -> Result<String> {
         let resolved = self.resolve(path)?;
         if resolved.meta.is_some() {

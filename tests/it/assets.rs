@@ -1,7 +1,8 @@
-//! The asset tools and the SSRF-safe downloader (`contract.md` §11) against a real HTTPS server
-//! this test starts on 127.0.0.1 with a self-signed certificate made here (rcgen + rustls). The
-//! downloader reaches it only through `Downloader::for_tests` (its resolver maps `img.test` to
-//! 127.0.0.1 and exempts that one address); the product's downloader refuses loopback.
+//! The asset tools and the SSRF-safe downloader (`docs/reference/original-server.md` §11) against a
+//! real HTTPS server this test starts on 127.0.0.1 with a self-signed certificate made here
+//! (rcgen + rustls). The downloader reaches it only through `Downloader::for_tests` (its resolver
+//! maps `img.test` to 127.0.0.1 and exempts that one address); the product's downloader refuses
+//! loopback.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};

@@ -1,12 +1,14 @@
 //! The document catalog through the binary: `check` (exit codes CI can use, `--json`, `--base`
-//! in a temporary git repository) and `init` (`catalog.md` §8.1, §8.4, scenarios 69 and 70).
+//! in a temporary git repository) and `init` (`docs/reference/catalog-spec.md` §8.1, §8.4,
+//! scenarios 69 and 70).
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::support::Project;
 
-/// The index of `catalog.md` §4.2 (fixture F1), trimmed to what these tests need.
+/// The index of `docs/reference/catalog-spec.md` §4.2 (fixture F1), trimmed to what these tests
+/// need.
 const INDEX: &str = "# 文書の索引。\nversion: 1\ndocs:\n  - id: arch\n    path: 設計/arch.md\n    title: アーキテクチャ\n    aliases: [全体構成]\n    tags: [{name: 設計, main: true}, MCP]\n    related:\n      - to: api\n        type: requires\n        when: API を変えるとき\n  - id: api\n    path: guide/api.md\n    title: API リファレンス\n    tags: [topic:mcp, 設計]\n    related:\n      - to: api-en\n        type: change_together\n        when: 英訳を同じ変更で直す\n        paths: [../src/tools/**]\n  - id: api-en\n    path: guide/api.en.md\n    title: API reference (English)\n    tags: [{name: topic:mcp, main: true}]\n    related:\n      - to: api\n        type: change_together\n        when: 和文を同じ変更で直す\n  - id: notes\n    path: notes.md\n    title: 開発メモ\n    tags: [旧タグ]\ntags:\n  - name: 設計\n  - name: topic:mcp\n    aliases: [MCP]\n  - name: 旧タグ\n    deprecated: 設計\n";
 
 const CONFIG: &str = "knowledgeBase:\n  root: .\n  allowWrites: true\ncatalog:\n  index: docs/index.yaml\n  scan: [\"docs/**/*.md\"]\n";

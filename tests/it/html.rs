@@ -1,6 +1,6 @@
-//! `export-html` and `build-site` end to end (`catalog.md` §8.2, §8.3, scenario 71), the
-//! self-contained guarantee over every produced file (§7.7), determinism, a whole corpus as a
-//! site, and a real browser: headless Chromium opens an exported Japanese document and a built
+//! `export-html` and `build-site` end to end (`docs/reference/catalog-spec.md` §8.2, §8.3, scenario
+//! 71), the self-contained guarantee over every produced file (§7.7), determinism, a whole corpus
+//! as a site, and a real browser: headless Chromium opens an exported Japanese document and a built
 //! site with the network disabled, checks that every embedded image loaded and saves screenshots
 //! (light, dark, narrow) outside the repository.
 
@@ -24,7 +24,8 @@ fn png(w: u32, h: u32) -> Vec<u8> {
     out.into_inner()
 }
 
-/// Fixture F1 (`catalog.md` §11.1) with the index of §4.2; `lvsm.yaml` inside the root.
+/// Fixture F1 (`docs/reference/catalog-spec.md` §11.1) with the index of §4.2; `lvsm.yaml` inside
+/// the root.
 fn f1() -> Project {
     let p = Project::empty();
     let spec_index = INDEX;
@@ -87,9 +88,9 @@ fn snapshot(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-/// Resource references of a page that would make a request (`catalog.md` §7.7): every `src`,
-/// `srcset`, `poster`, `<link href>`, `@import` and CSS `url(` whose value is not a `data:` URI
-/// or an in-page or relative local reference.
+/// Resource references of a page that would make a request (`docs/reference/catalog-spec.md` §7.7):
+/// every `src`, `srcset`, `poster`, `<link href>`, `@import` and CSS `url(` whose value is not a
+/// `data:` URI or an in-page or relative local reference.
 fn external_refs(html: &str) -> Vec<String> {
     let lower = html.to_ascii_lowercase();
     let mut values: Vec<String> = Vec::new();

@@ -1,5 +1,5 @@
-//! The kill matrix (`product.md` §7, issue #19 part 1): SIGKILL lands inside every writer at the
-//! moments that matter, on purpose and provably, and nothing is lost.
+//! The kill matrix (`docs/reference/product.md` §7, issue #19 part 1): SIGKILL lands inside every
+//! writer at the moments that matter, on purpose and provably, and nothing is lost.
 //!
 //! A row is (writer, failpoint). The process (the stdio server, or the CLI for a reindex) runs
 //! with `LVS_FAILPOINTS="<point>=pause"`; the test waits for `failpoint <point> reached` on its

@@ -1,5 +1,5 @@
 """The document catalog tools through the official MCP SDK: the acceptance scenarios of
-`../shared/spec/catalog.md` §11.1–§11.6 (kb_find_docs, kb_list_tags, kb_update_index, kb_check).
+`docs/reference/catalog-spec.md` §11.1–§11.6 (kb_find_docs, kb_list_tags, kb_update_index, kb_check).
 
 The fixtures F1, F2 and G1 of §11.1 are built here. Scenario numbers are the spec's.
 """

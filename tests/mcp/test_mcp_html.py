@@ -1,7 +1,7 @@
 """kb_export_html and kb_build_site through the official MCP SDK: the scenarios of
-`catalog.md` §11.7 on fixture F1 (§11.1), the write gate and Japanese warnings.
+`docs/reference/catalog-spec.md` §11.7 on fixture F1 (§11.1), the write gate and Japanese warnings.
 
-Every produced file is parsed and checked for external resources (`catalog.md` §7.7): any `src`,
+Every produced file is parsed and checked for external resources (`docs/reference/catalog-spec.md` §7.7): any `src`,
 `srcset`, `poster`, `<link href>`, `@import` or CSS `url(` that is not a `data:` URI or an in-page
 or relative local reference fails the test.
 """
@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from test_mcp_catalog import INDEX_F1
 from test_mcp_client import body, error, params, project, run
 
-# `catalog.md` §4.2, with its comment line (the catalog tests' fixture F1).
+# `docs/reference/catalog-spec.md` §4.2, with its comment line (the catalog tests' fixture F1).
 INDEX = INDEX_F1
 
 
@@ -85,7 +85,7 @@ def snapshot(root):
 
 
 class ResourceCheck(HTMLParser):
-    """Collects every resource reference of a page (`catalog.md` §7.7)."""
+    """Collects every resource reference of a page (`docs/reference/catalog-spec.md` §7.7)."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
