@@ -113,7 +113,7 @@ fn main() {
         }
         assert_eq!(n, 5002);
     });
-    let page = |cursor: Option<String>| ListImagesRequest { cursor, page_size: Some(200) };
+    let page = |cursor: Option<String>| ListImagesRequest { cursor, page_size: Some(200), max_bytes: None };
     let middle = engine.list_images(&page(None)).unwrap().next_cursor;
     let first = time_n("(e) kb_list_images one page of 200, first", 25, || {
         engine.list_images(&page(None)).unwrap();
