@@ -61,6 +61,9 @@ def default_corpus():
 
 
 class Soak:
+    # Seconds between kb_status polls while a reindex runs.
+    REINDEX_POLL = 0.05
+
     def __init__(self, args):
         self.args = args
         self.rng = random.Random(args.seed)
@@ -278,7 +281,7 @@ class Soak:
                 if res.get("started"):
                     self.samples.append(("reindex_wait", self.now(), time.perf_counter() - t))
                 return
-            time.sleep(0.05)
+            time.sleep(self.REINDEX_POLL)
         self.error("reindex", {"code": "timeout", "message": "reindex still running after 600 s"})
 
     # -- run --------------------------------------------------------------------------------
