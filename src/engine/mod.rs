@@ -393,8 +393,9 @@ impl Engine {
     /// damaged one rebuilt) and answers `INDEX_NOT_READY` with its progress when it is still
     /// not searchable; a lexical index found damaged here is rebuilt in the background
     /// (`index.autoIndex`). With a searchable index this returns at once; with no build running
-    /// it leaves the answer to the search ("Index is empty", the rebuild gate).
-    pub fn wait_until_searchable(&self) -> Result<()> {
+    /// it leaves the answer to the search ("Index is empty", the rebuild gate). Returns the
+    /// status snapshot it read when it has chunks, so the search does not read it again.
+    pub fn wait_until_searchable(&self) -> Result<Option<Snapshot>> {
         let deadline = Instant::now() + FIRST_INDEX_WAIT;
         // Once the reader found the index damaged, it is not opened again while the rebuild
         // runs (the writer is replacing the folder).
@@ -405,7 +406,8 @@ impl Engine {
         loop {
             let running = self.service.indexing().current;
             let gate = self.service.check_searchable();
-            let has_chunks = Snapshot::read(&self.core.layout).is_some_and(|s| s.chunks > 0);
+            let snapshot = Snapshot::read(&self.core.layout).filter(|s| s.chunks > 0);
+            let has_chunks = snapshot.is_some();
             let probe = gate.is_ok() && has_chunks && !(damaged && running.is_some());
             let readable = probe
                 && match self.core.readers.lexical() {
@@ -426,7 +428,7 @@ impl Engine {
                     Err(e) => return Err(e),
                 };
             if gate.is_ok() && has_chunks && readable {
-                return Ok(());
+                return Ok(snapshot);
             }
             if running.is_none()
                 && !asked
@@ -440,7 +442,7 @@ impl Engine {
             // A build runs (the first one, a repair, or a `kb_reindex` of a new project): wait
             // a little, then say how far it is.
             let Some(progress) = running else {
-                return gate;
+                return gate.map(|()| snapshot);
             };
             if Instant::now() >= deadline {
                 // A forced rebuild keeps the contract's own sentence for its gate.

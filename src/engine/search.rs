@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use super::Engine;
 use crate::error::{Error, Result};
-use crate::indexer::Snapshot;
 use crate::lexical::ScopeFilter;
 use crate::search::{self, Candidates, LexicalStep, Pending, VectorStep};
 use crate::wire::{SearchRequest, SearchResponse};
@@ -24,11 +23,11 @@ impl Engine {
     /// `kb_search`.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
         self.service.wait_repair(REPAIR_WAIT);
-        self.wait_until_searchable()?;
+        let snapshot = self.wait_until_searchable()?;
         let config = &self.config.search;
         let plan = search::plan(req, config)?;
         let meta_filter = super::filters::meta_filter(req.filters.as_deref())?;
-        let Some(snapshot) = Snapshot::read(&self.core.layout).filter(|s| s.chunks > 0) else {
+        let Some(snapshot) = snapshot else {
             return Err(Error::index_not_ready(
                 "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).",
             ));
