@@ -18,7 +18,9 @@
 //! - One reindex at a time: a second request joins the running one. While a reindex rebuilds
 //!   from scratch, searches are refused ([`IndexService::check_searchable`]).
 //! - Work order: shutdown, an embedding answer, queued edits, a requested reindex, the next
-//!   embedding request, closing an idle writer.
+//!   embedding request, closing an idle writer — except that after an edit batch, background
+//!   work that waits (a start-up repair, a requested reindex, an embedding request, the end of
+//!   a reindex) goes first once, so a steady stream of edits cannot starve it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{Sender, channel};
@@ -54,6 +56,18 @@ fn writer_wait() -> Duration {
     WRITER_WAIT
 }
 
+/// The longest a mutation waits for its change to be searchable, when `LVS_SYNC_WAIT_MS` sets
+/// it in test builds (the `failpoints` feature): a test that slows the indexer down on purpose
+/// still gets `indexSynchronized: true` once the change is searchable, instead of the normal
+/// short wait running out first.
+fn sync_wait_override() -> Option<Duration> {
+    #[cfg(feature = "failpoints")]
+    if let Some(ms) = std::env::var("LVS_SYNC_WAIT_MS").ok().and_then(|v| v.parse().ok()) {
+        return Some(Duration::from_millis(ms));
+    }
+    None
+}
+
 /// How often a running reindex rewrites its progress file for other processes.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// A progress file not rewritten for this long is a dead process's (ignored).
@@ -85,8 +99,12 @@ pub(crate) struct Queue {
     /// Paths waiting for the worker.
     queued: BTreeSet<String>,
     /// Path → generation of its newest change that searches already see (the rest of its
-    /// commit, the link snapshot, may still be in progress).
+    /// commit, the link snapshot, may still be in progress), kept while a newer change of the
+    /// path is pending.
     searchable: BTreeMap<String, u64>,
+    /// Path → generation of its newest change whose batch completed, kept while a newer change
+    /// of the path is pending (a path without a pending change is synced as a whole).
+    completed: BTreeMap<String, u64>,
     last_error: Option<String>,
 }
 
@@ -125,7 +143,8 @@ impl Queue {
         self.is_synced(path, generation) || self.searchable.get(path).is_some_and(|&g| g >= generation)
     }
 
-    /// Clears what `batch` covered, unless a newer change came meanwhile; a failure keeps the
+    /// Clears what `batch` covered, unless a newer change came meanwhile (then the batch's
+    /// generation is remembered as completed, so its waiters are answered); a failure keeps the
     /// paths dirty with the error.
     pub(crate) fn complete(&mut self, batch: &[(String, u64)], outcome: std::result::Result<(), String>) {
         match outcome {
@@ -133,9 +152,11 @@ impl Queue {
                 for (path, generation) in batch {
                     if self.dirty.get(path) == Some(generation) {
                         self.dirty.remove(path);
-                    }
-                    if self.searchable.get(path).is_some_and(|g| g <= generation) {
                         self.searchable.remove(path);
+                        self.completed.remove(path);
+                    } else {
+                        let entry = self.completed.entry(path.clone()).or_default();
+                        *entry = (*entry).max(*generation);
                     }
                 }
                 if self.dirty.is_empty() {
@@ -146,16 +167,24 @@ impl Queue {
         }
     }
 
-    /// Whether change `generation` of `path` is in the index.
+    /// Whether change `generation` of `path` is in the index: no change of the path is pending,
+    /// or a batch that covered this change has completed.
+    ///
+    /// A newer pending change says nothing about this one: the file watcher's echo of a
+    /// mutation's own write is scheduled while the mutation still waits for its batch, and
+    /// counting this change as synced because a newer one exists answered `indexSynchronized:
+    /// true` before the index had the mutation's text (`docs/reliability.md`, "Soak, round 2").
     pub(crate) fn is_synced(&self, path: &str, generation: u64) -> bool {
-        self.dirty.get(path).is_none_or(|&g| g > generation)
+        !self.dirty.contains_key(path) || self.completed.get(path).is_some_and(|&g| g >= generation)
     }
 
     /// Forgets every pending mark that is not queued (a full reindex covered every file).
     pub(crate) fn clear_all(&mut self) {
         let queued = &self.queued;
         self.dirty.retain(|p, _| queued.contains(p));
-        self.searchable.retain(|p, _| queued.contains(p));
+        let dirty = &self.dirty;
+        self.searchable.retain(|p, _| dirty.contains_key(p));
+        self.completed.retain(|p, _| dirty.contains_key(p));
         if self.dirty.is_empty() {
             self.last_error = None;
         }
@@ -381,6 +410,7 @@ impl IndexService {
     /// Queues `path` for reconciliation and returns the generation of this change.
     pub fn schedule(&self, path: &RelPath) -> u64 {
         let generation = self.shared.lock().queue.schedule(path.as_str());
+        tracing::debug!(target: "lvs::queue", "scheduled {path} as change {generation}");
         self.shared.changed.notify_all();
         generation
     }
@@ -392,7 +422,7 @@ impl IndexService {
 
     /// Waits until searches see change `generation` of `path` (true) or `timeout` passes.
     pub fn wait_synced(&self, path: &RelPath, generation: u64, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::now() + sync_wait_override().unwrap_or(timeout);
         let mut s = self.shared.lock();
         loop {
             if s.queue.is_searchable(path.as_str(), generation) {
@@ -583,6 +613,8 @@ struct Worker<'a> {
     vectors_idle: bool,
     phase: Option<VectorPhase>,
     last_work: Instant,
+    /// The last piece of work was an edit batch: waiting background work goes next.
+    yield_to_background: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -602,12 +634,21 @@ impl<'a> Worker<'a> {
             vectors_idle: false,
             phase: None,
             last_work: Instant::now(),
+            yield_to_background: false,
         }
     }
 
     fn run(mut self) {
         loop {
-            match self.next_work() {
+            let work = self.next_work();
+            match &work {
+                Work::Reconcile(_) => self.yield_to_background = true,
+                Work::Reindex(_) | Work::Repair | Work::Embed | Work::FinishReindex => {
+                    self.yield_to_background = false
+                }
+                Work::Shutdown | Work::Answer(..) | Work::Release => {}
+            }
+            match work {
                 Work::Shutdown => {
                     self.close_writer();
                     return;
@@ -624,7 +665,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Waits for the next piece of work, in priority order.
+    /// Waits for the next piece of work, in priority order (see the module's "Work order").
     fn next_work(&self) -> Work {
         let reindexing = self.phase.as_ref().is_some_and(|p| p.failed.is_none());
         let embed_step = !self.in_flight
@@ -640,7 +681,14 @@ impl<'a> Worker<'a> {
             if let Some((job, answer)) = s.answer.take() {
                 return Work::Answer(job, answer);
             }
-            if s.queue.has_queued() {
+            // Fairness: edits go first, but not twice in a row while background work waits.
+            // Before, a reindex requested under 16 editing clients waited for a moment with no
+            // edit queued and ran 13 minutes late (`docs/reliability.md`, "Soak, round 2").
+            let background = s.repair_requested
+                || (self.phase.is_none() && s.reindex.requested.is_some())
+                || embed_step
+                || finish;
+            if s.queue.has_queued() && !(self.yield_to_background && background) {
                 return Work::Reconcile(s.queue.take_batch());
             }
             if s.repair_requested {
@@ -726,7 +774,8 @@ impl<'a> Worker<'a> {
         let paths: Vec<RelPath> = batch.iter().filter_map(|(p, _)| RelPath::new(p).ok()).collect();
         let outcome = self.ensure_writer().and_then(|w| w.reconcile_searchable(&paths));
         let outcome = match outcome {
-            Ok(_) => {
+            Ok(changed) => {
+                tracing::debug!(target: "lvs::queue", "reconciled {batch:?}: {changed} changed");
                 let t = Instant::now();
                 self.readers.reload();
                 tracing::debug!(target: "lvs::timing", "reader reload after the commit {:?}", t.elapsed());

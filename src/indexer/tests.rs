@@ -317,6 +317,30 @@ mod queue {
         assert_eq!(q.status().pending_files, 0);
     }
 
+    /// The soak's `search_missed` (`docs/reliability.md`, "Soak, round 2"): the watcher's echo
+    /// of a mutation's own write is scheduled while the mutation's batch is still being
+    /// indexed; the mutation must not count as synced until that batch completes.
+    #[test]
+    fn a_newer_change_does_not_mark_an_older_one_synced_before_its_batch_completes() {
+        let mut q = Queue::default();
+        let g1 = q.schedule("a.md");
+        let batch = q.take_batch();
+        let g2 = q.schedule("a.md");
+        assert!(!q.is_searchable("a.md", g1), "the batch of the first change has not committed");
+        q.searchable(&batch);
+        assert!(q.is_searchable("a.md", g1) && !q.is_searchable("a.md", g2));
+        q.complete(&batch, Ok(()));
+        assert!(q.is_synced("a.md", g1) && !q.is_synced("a.md", g2));
+        // Not yet taken: a change scheduled before the take is covered by that batch.
+        let g3 = q.schedule("a.md");
+        let batch = q.take_batch();
+        assert_eq!(batch, vec![("a.md".to_owned(), g3)]);
+        assert!(!q.is_synced("a.md", g2));
+        q.complete(&batch, Ok(()));
+        assert!(q.is_synced("a.md", g2) && q.is_synced("a.md", g3));
+        assert_eq!(q.status().pending_files, 0);
+    }
+
     #[test]
     fn a_failed_batch_keeps_its_paths_dirty_with_the_error_until_a_success() {
         let mut q = Queue::default();

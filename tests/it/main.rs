@@ -32,3 +32,4 @@ mod textruns;
 mod threads;
 mod tidy;
 mod vectors;
+mod watchrace;
