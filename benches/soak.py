@@ -60,6 +60,25 @@ def default_corpus():
     return shared / "corpora" / "rust-book-ja"
 
 
+def tool_error(res):
+    """`{"code", "message"}` of an error result: the JSON envelope block (`docs/design/clients.md`:
+    the first block is `CODE: message` as plain text, the second the envelope), else the plain
+    text split at its first colon."""
+    texts = [b.get("text", "") for b in res.get("content") or [] if b.get("type") == "text"]
+    for text in texts:
+        try:
+            err = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(err, dict) and "code" in err:
+            return err
+    text = texts[0] if texts else ""
+    code, sep, message = text.partition(": ")
+    if sep and code.isupper():
+        return {"code": code, "message": message}
+    return {"code": "TEXT", "message": text}
+
+
 class Soak:
     # Seconds between kb_status polls while a reindex runs.
     REINDEX_POLL = 0.05
@@ -111,12 +130,7 @@ class Soak:
             return None, {"code": "JSONRPC", "message": json.dumps(r["error"], ensure_ascii=False)}
         res = r["result"]
         if res.get("isError"):
-            text = res["content"][0]["text"] if res.get("content") else ""
-            try:
-                err = json.loads(text)
-            except ValueError:
-                err = {"code": "TEXT", "message": text}
-            return None, err
+            return None, tool_error(res)
         return res.get("structuredContent") or json.loads(res["content"][0]["text"]), None
 
     def error(self, op, err, **extra):

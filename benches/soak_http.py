@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mcp_latency import INIT, proc_kb  # noqa: E402
-from soak import WORDS, Soak, default_bin, default_corpus  # noqa: E402
+from soak import WORDS, Soak, default_bin, default_corpus, tool_error  # noqa: E402
 
 PROTOCOL = "2025-11-25"
 URL_LINE = re.compile(r"serving MCP over Streamable HTTP at http://([0-9.]+):(\d+)/mcp")
@@ -137,12 +137,7 @@ class HttpSoak(Soak):
             return None, {"code": "JSONRPC", "message": json.dumps(r["error"], ensure_ascii=False)}
         res = r["result"]
         if res.get("isError"):
-            text = res["content"][0]["text"] if res.get("content") else ""
-            try:
-                err = json.loads(text)
-            except ValueError:
-                err = {"code": "TEXT", "message": text}
-            return None, err
+            return None, tool_error(res)
         return res.get("structuredContent") or json.loads(res["content"][0]["text"]), None
 
     def op_search(self):
