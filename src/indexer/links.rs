@@ -23,8 +23,10 @@ use crate::workspace::RelPath;
 const LEGACY_SNAPSHOT: &str = "links.json";
 
 impl Indexer {
-    /// Loads the graph for the store's generation (at open): `links.bin` when `links.gen`
-    /// says it is current, else repaired from the Markdown (see the module docs).
+    /// Loads the graph for the store's generation: `links.bin` when `links.gen` says it is
+    /// current, else repaired from the Markdown (see the module docs). A snapshot behind the
+    /// store is repaired when the writer opens, before any commit (the last batch must be the
+    /// one the snapshot missed); a current one is loaded when a commit first needs it.
     pub(super) fn load_links(&mut self) -> Result<()> {
         let path = self.layout.links_path();
         let valid_for = self.layout.links_generation();

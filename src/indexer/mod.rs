@@ -28,6 +28,7 @@
 //!   sentence in the log; a newer one is refused until `reindex --force`.
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
+mod export;
 mod layout;
 mod links;
 mod readers;
@@ -40,6 +41,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use export::{ChunkExport, export_chunks};
 pub use layout::{IndexLayout, SessionMarker, Snapshot, WriterLock};
 pub use readers::ReadSide;
 pub use service::{EmbedFn, IDLE_AFTER, IndexService, ServiceParts, WATCHER_PATH};
@@ -442,9 +444,10 @@ impl Indexer {
     }
 
     fn repair(&mut self) -> Result<()> {
-        // The link graph first: it is stored nowhere else, and a repair below commits on top.
-        self.load_links()?;
-        if self.links_dirty || self.layout.links_generation() != Some(self.generation) {
+        // The link graph first: it is stored nowhere else, and a repair below commits on top. A
+        // snapshot of this generation is loaded when a commit first needs it.
+        if self.layout.links_generation() != Some(self.generation) || !self.layout.links_path().is_file() {
+            self.load_links()?;
             self.write_links()?;
         }
         // `None`: the lexical index never committed (new, or recreated after damage).
