@@ -5,8 +5,10 @@
 //!
 //! Run: `cargo bench --bench catalog` (release) or `cargo bench --profile dev --bench catalog`.
 //! `LVS_BENCH_DOCS` changes the number of documents. No assertions: numbers are printed (human
-//! lines, then one line of JSON). The last two cases time the path-guard part of a call alone, on
-//! one thread: a guard walk per document (before issue #28) and one shared walk (now).
+//! lines, then one line of JSON). Warm calls reuse the index's model and re-check each document by
+//! its stamp (`docs/design/catalog.md`, "Per-call cost"); one case rewrites a document before
+//! each call. The last two cases time the path-guard part of a call alone, on one thread: a
+//! guard walk per document (before issue #28) and one shared walk (now).
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::time::{Duration, Instant};
@@ -19,6 +21,9 @@ use serde_json::json;
 
 mod common;
 use common::{Latency, machine};
+
+/// Edits made by the "after one document changed" case.
+static EDITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn main() {
     let docs: usize = std::env::var("LVS_BENCH_DOCS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);
@@ -140,6 +145,13 @@ fn main() {
             10,
             &find(FindDocsRequest { limit: Some(json!(100)), ..Default::default() }),
         ),
+        time("kb_find_docs {} after one document changed", 10, &|| {
+            // Another content each time (the length changes too): one document is read again.
+            let n = EDITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            std::fs::write(root.join("d/7.md"), format!("# 文書 7\n\n{}\n", "改".repeat(n % 5 + 1))).unwrap();
+            let _ =
+                engine.find_docs(&FindDocsRequest { format: json_format(), ..Default::default() }).unwrap();
+        }),
         time("kb_list_tags {}", 10, &|| {
             let _ = engine.list_tags(&ListTagsRequest::default()).unwrap();
         }),

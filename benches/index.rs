@@ -151,7 +151,7 @@ fn run() -> Res<()> {
     let index_bytes = dir_size(&index_dir);
     let lexical_bytes = dir_size(&index_dir.join("lexical"));
     let store_bytes = fs::metadata(index_dir.join("meta.redb")).map_or(0, |m| m.len());
-    let links_bytes = fs::metadata(index_dir.join("links.json")).map_or(0, |m| m.len());
+    let links_bytes = fs::metadata(index_dir.join("links.bin")).map_or(0, |m| m.len());
     let vector_bytes = fs::metadata(index_dir.join("vectors.usearch")).map_or(0, |m| m.len());
 
     // ---------------------------------------------------------------- (b) no-op reindex
@@ -530,7 +530,7 @@ fn run() -> Res<()> {
     );
     row("  tantivy (lexical/)", &format!("{:.1} MiB", mib(lexical_bytes)), "", "");
     row("  redb (meta.redb)", &format!("{:.1} MiB", mib(store_bytes)), "", "");
-    row("  link graph (links.json)", &format!("{:.1} MiB", mib(links_bytes)), "", "");
+    row("  link graph (links.bin)", &format!("{:.1} MiB", mib(links_bytes)), "", "");
     row("  vectors (vectors.usearch)", &format!("{:.1} MiB", mib(vector_bytes)), "", "");
     row(
         "peak RSS after index (VmHWM)",

@@ -4,13 +4,16 @@
 //! (a) extraction alone: `markdown::scan_links` + `links::extract` over every file (the index-time
 //!     work the graph adds on top of parsing, which the indexer does anyway), timed apart from
 //!     `Document::parse`;
-//! (b) the per-document records the store keeps (JSON bytes) and the `links.json` snapshot:
+//! (b) the `links.bin` snapshot (the only stored copy; the same records as JSON for scale):
 //!     encode + atomic write time and size;
 //! (c) a reader loading the snapshot: `LinkGraph::read` + `LinkIndex::new`;
 //! (d) "who links to X": incoming links of every document, depth 1 and 3; outgoing depth 1;
 //! (e) the whole project's broken-link report, with counts by reason;
-//! (f) end to end: a full reindex through `Engine::reindex` (which writes `links.json`), then
-//!     `Engine::links` cold (first call loads the snapshot) and warm.
+//! (f) end to end: a full reindex through `Engine::reindex` (which writes `links.bin`), then
+//!     `Engine::links` cold (first call loads the snapshot) and warm;
+//! (g) the size of that index by file kind (`links.bin`, `meta.redb`, tantivy's files by
+//!     extension) and tantivy's own account per field (term dictionary, postings, positions,
+//!     fieldnorms, fast fields; the document store as a whole).
 //!
 //! Environment: `LVS_BENCH_CORPUS` (default `../shared/corpora/visualstudio-docs-ja`).
 //! No assertions: numbers are printed (human lines, then one line of JSON).
@@ -110,12 +113,13 @@ fn main() {
         100.0 * extraction.as_secs_f64() / parse.as_secs_f64()
     );
 
-    // (b) records and snapshot.
+    // (b) the snapshot (`links.bin`, the only stored copy), against the JSON of the same records.
+    let json_bytes: usize = graph.docs.values().map(|d| serde_json::to_vec(d).unwrap().len()).sum();
     let t = Instant::now();
-    let record_bytes: usize = graph.docs.values().map(|d| serde_json::to_vec(d).unwrap().len()).sum();
+    let encoded = graph.encode().len();
     let encode = t.elapsed();
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("links.json");
+    let path = dir.path().join("links.bin");
     let mut writes = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
@@ -125,8 +129,9 @@ fn main() {
     let snapshot_bytes = std::fs::metadata(&path).unwrap().len();
     let write = common::median(&writes);
     println!(
-        "(b) store records {:.1} MB (encoded in {:.0} ms); links.json {:.1} MB, written in {:.0} ms (median of 5)",
-        record_bytes as f64 / 1e6,
+        "(b) links.bin {:.1} MB (the records as JSON: {:.1} MB), encoded in {:.0} ms; {:.1} MB written in {:.0} ms (median of 5)",
+        encoded as f64 / 1e6,
+        json_bytes as f64 / 1e6,
         ms(encode),
         snapshot_bytes as f64 / 1e6,
         ms(write)
@@ -219,7 +224,7 @@ fn main() {
     let t = Instant::now();
     engine.reindex(ReindexOptions::default(), &mut |_| {}).expect("reindex");
     let reindex = t.elapsed();
-    let snapshot = std::fs::metadata(index_dir.path().join("idx/links.json")).map(|m| m.len()).unwrap_or(0);
+    let snapshot = std::fs::metadata(index_dir.path().join("idx/links.bin")).map(|m| m.len()).unwrap_or(0);
     let request = |p: &str| LinksRequest {
         path: Some(p.to_owned()),
         direction: Some(LinkDirection::Incoming),
@@ -238,7 +243,7 @@ fn main() {
         })
         .collect();
     println!(
-        "(f) full reindex {:.2} s, links.json {:.1} MB; Engine::links cold {:.0} ms",
+        "(f) full reindex {:.2} s, links.bin {:.1} MB; Engine::links cold {:.0} ms",
         reindex.as_secs_f64(),
         snapshot as f64 / 1e6,
         ms(cold)
@@ -251,11 +256,29 @@ fn main() {
     let broken_page = t.elapsed();
     println!("    Engine::links brokenOnly first page {:.0} ms (total {})", ms(broken_page), broken.total);
 
+    // (g) what the index is made of: bytes per file kind, and tantivy's own account per field.
+    let idx = index_dir.path().join("idx");
+    let parts = index_parts(&idx);
+    println!(
+        "(g) index {:.1} MB = {:.2}x the Markdown",
+        parts.values().sum::<u64>() as f64 / 1e6,
+        parts.values().sum::<u64>() as f64 / bytes as f64
+    );
+    for (part, n) in &parts {
+        println!("    {part:<24} {:>8.2} MB", *n as f64 / 1e6);
+    }
+    let fields = field_usage(&idx.join("lexical"));
+    for (what, n) in fields.iter().filter(|(w, _)| w.as_str() != "segments") {
+        println!("    lexical {what:<32} {:>8.2} MB", *n as f64 / 1e6);
+    }
+    println!("    lexical segments: {}", fields.get("segments").copied().unwrap_or(0));
+
     let out = json!({
+        "index_parts": parts, "lexical_fields": fields,
         "machine": machine(),
         "files": texts.len(), "bytes": bytes, "links": links, "anchors": anchors,
         "parse_ms": ms(parse), "extract_ms": ms(extraction),
-        "record_bytes": record_bytes, "encode_ms": ms(encode),
+        "snapshot_encoded_bytes": encoded, "json_bytes": json_bytes, "encode_ms": ms(encode),
         "snapshot_bytes": snapshot_bytes, "snapshot_write_ms": ms(write),
         "load_read_ms": ms(read), "load_total_ms": ms(load_total),
         "incoming_depth1": incoming1, "incoming_depth3": incoming3, "outgoing_depth1": outgoing1,
@@ -266,4 +289,47 @@ fn main() {
         "engine_cold_ms": ms(cold), "engine_warm": engine_warm, "engine_broken_page_ms": ms(broken_page),
     });
     println!("{out}");
+}
+
+/// Bytes of an index directory by part: each top-level file, and the tantivy files by extension.
+fn index_parts(idx: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    let mut parts = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(idx).unwrap().flatten() {
+        let meta = entry.metadata().unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if meta.is_dir() {
+            for f in std::fs::read_dir(entry.path()).unwrap().flatten() {
+                let ext =
+                    f.path().extension().map_or("other".to_owned(), |e| e.to_string_lossy().into_owned());
+                *parts.entry(format!("{name}/*.{ext}")).or_insert(0) += f.metadata().unwrap().len();
+            }
+        } else {
+            parts.insert(name, meta.len());
+        }
+    }
+    parts
+}
+
+/// tantivy's space usage summed over segments: per component and field, and the store.
+fn field_usage(lexical: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    let index = tantivy::Index::open_in_dir(lexical).unwrap();
+    let searcher = index.reader().unwrap().searcher();
+    let usage = searcher.space_usage().unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for seg in usage.segments() {
+        for (component, per) in [
+            ("terms", seg.termdict()),
+            ("postings", seg.postings()),
+            ("positions", seg.positions()),
+            ("fieldnorms", seg.fieldnorms()),
+            ("fast", seg.fast_fields()),
+        ] {
+            for f in per.fields() {
+                *out.entry(format!("{component} {}", f.field_name())).or_insert(0) += f.total().get_bytes();
+            }
+        }
+        *out.entry("store (all stored fields)".to_owned()).or_insert(0) += seg.store().total().get_bytes();
+    }
+    out.insert("segments".to_owned(), usage.segments().len() as u64);
+    out
 }

@@ -64,7 +64,7 @@ if ix:
         f"{fi['index_bytes'] / u['db_bytes']:.2f}x", "< 1x")
     row("index size vs the Markdown", f"{mib(fi['index_bytes']):.0f} MiB",
         f"{mib(ix['files']['source_bytes']):.0f} MiB", f"{fi['index_to_source_ratio']:.2f}x", "<= 1.3x")
-    row("  tantivy / redb / links.json / vectors", f"{mib(fi['lexical_bytes']):.1f} / {mib(fi['store_bytes']):.1f} / "
+    row("  tantivy / redb / links.bin / vectors", f"{mib(fi['lexical_bytes']):.1f} / {mib(fi['store_bytes']):.1f} / "
         f"{mib(fi.get('links_bytes', 0)):.1f} / {mib(fi.get('vector_bytes', 0)):.1f} MiB", "", "", "")
     row("index size vs FTS5 trigram", f"{mib(fi['index_bytes']):.0f} MiB", f"{mib(t['db_bytes']):.0f} MiB",
         f"{fi['index_bytes'] / t['db_bytes']:.2f}x", "")

@@ -3,25 +3,29 @@
 //!
 //! Invariants:
 //!
-//! - The index and the documents are read on every call; derived data is reused only while the
-//!   file's size and modification time are unchanged, so a hand edit is seen by the next call.
+//! - The index and the documents are checked on every call; derived data is reused only while
+//!   the file's stamp (size, modification time, inode, status-change time) is unchanged, so an
+//!   edit by any process is seen by the next call. A call that names the same documents as the
+//!   one before re-checks each by its cached on-disk path (one `lstat`, the folders once per
+//!   call) and re-reads only those whose stamp changed.
 //! - Every file is opened through the workspace guard; a refused or missing file has
 //!   `chars: None` and no links.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use yaml_serde::Value;
 
 use super::config::{CatalogSettings, yaml_detail};
-use super::index::{Index, MAX_INDEX_BYTES, PathBase, Validated, validate};
+use super::index::{MAX_INDEX_BYTES, PathBase, Validated, validate};
 use super::messages::{Msg, msg};
+use super::model::Model;
 use super::{Language, norm};
 use crate::error::{Error, ErrorCode, ErrorDetail, Result};
 use crate::links::{DocLinks, extract};
 use crate::markdown::{Document, prose_text};
-use crate::workspace::{GuardWalk, PathContext, RelPath, Workspace};
+use crate::workspace::{FileStamp, GuardWalk, PathContext, RelPath, Workspace};
 
 /// Documents larger than this are not scanned for links or mentions (§5.2).
 pub const MAX_SCAN_BYTES: u64 = 8 * 1024 * 1024;
@@ -54,17 +58,29 @@ pub enum FileProblem {
     Unreadable,
 }
 
-/// A cached entry: the file's size and time when it was read, and its data.
-type Cached = (u64, SystemTime, Arc<DocInfo>);
+/// A cached entry: the file's stamp when it was read, and its data.
+type Cached = (FileStamp, Arc<DocInfo>);
+
+/// One document as the last [`DocCache::get_all`] found it: its on-disk path (when the guard
+/// accepted it), its stamp (when it is a regular file) and its data.
+type Checked = (Option<RelPath>, Option<FileStamp>, Arc<DocInfo>);
+
+/// The documents of the last [`DocCache::get_all`], in its order.
+struct LastCall {
+    root: PathBuf,
+    paths: Vec<String>,
+    docs: Vec<Checked>,
+}
 
 /// Cached derived data per path: each document's, and the parsed index files. Owned by the
 /// caller (the engine holds one per project).
 #[derive(Default)]
 pub struct DocCache {
     entries: Mutex<HashMap<String, Cached>>,
-    /// Parsed index files by absolute path and language, with the size and time they were
-    /// read at.
+    /// Parsed index files by absolute path and language, with the stamp they were read at.
     indexes: Mutex<HashMap<String, CachedIndex>>,
+    /// The last `get_all` (the query tools ask for the same documents call after call).
+    last: Mutex<Option<Arc<LastCall>>>,
 }
 
 impl DocCache {
@@ -76,30 +92,56 @@ impl DocCache {
 
     /// [`DocCache::get`] with the folder checks of the path guard shared across one call.
     fn get_in(&self, walk: &GuardWalk<'_>, path: &str) -> Arc<DocInfo> {
+        self.check_in(walk, path).2
+    }
+
+    /// The full check of one document: the guard (name, Unicode form on disk, folders, the
+    /// target), then its data, read again unless cached under the same stamp.
+    fn check_in(&self, walk: &GuardWalk<'_>, path: &str) -> Checked {
         let ws = walk.workspace();
         let (rel, meta) = match walk.check(path, PathContext::Any) {
             Ok(found) => found,
-            Err(_) => return Arc::new(DocInfo { problem: Some(FileProblem::Refused), ..DocInfo::default() }),
+            Err(_) => {
+                return (
+                    None,
+                    None,
+                    Arc::new(DocInfo { problem: Some(FileProblem::Refused), ..DocInfo::default() }),
+                );
+            }
         };
-        let (size, time) = match meta {
-            Some(meta) if meta.is_file() => (meta.len(), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
+        let (stamp, size) = match meta {
+            Some(meta) if meta.is_file() => (FileStamp::of(&meta), meta.len()),
             found => {
                 let problem = if found.is_some() { FileProblem::NotRegular } else { FileProblem::Missing };
-                return Arc::new(DocInfo { problem: Some(problem), ..DocInfo::default() });
+                return (Some(rel), None, Arc::new(DocInfo { problem: Some(problem), ..DocInfo::default() }));
             }
         };
         let key = format!("{}\u{0}{path}", ws.root().display());
         if let Ok(map) = self.entries.lock()
-            && let Some((s, t, info)) = map.get(&key)
-            && (*s, *t) == (size, time)
+            && let Some((s, info)) = map.get(&key)
+            && *s == stamp
         {
-            return Arc::clone(info);
+            return (Some(rel), Some(stamp), Arc::clone(info));
         }
         let info = Arc::new(read_doc(ws, &rel, size));
         if let Ok(mut map) = self.entries.lock() {
-            map.insert(key, (size, time, Arc::clone(&info)));
+            map.insert(key, (stamp, Arc::clone(&info)));
         }
-        info
+        (Some(rel), Some(stamp), info)
+    }
+
+    /// One document of a call that names the same documents as the last one: `known` is what
+    /// the last call found. A regular file at its on-disk path with the same stamp keeps its
+    /// data; anything else gets the full check.
+    fn recheck_in(&self, walk: &GuardWalk<'_>, path: &str, known: &Checked) -> Checked {
+        if let (Some(rel), Some(stamp)) = (&known.0, &known.1)
+            && let Ok(Some(meta)) = walk.restat(rel)
+            && meta.is_file()
+            && FileStamp::of(&meta) == *stamp
+        {
+            return (known.0.clone(), known.1, Arc::clone(&known.2));
+        }
+        self.check_in(walk, path)
     }
 }
 
@@ -114,22 +156,47 @@ impl DocCache {
             .min(paths.len() / PER_THREAD_MIN)
             .max(1);
         let walk = &ws.guard_walk();
-        if threads == 1 {
-            return paths.iter().map(|p| self.get_in(walk, p)).collect();
+        let last = self.last.lock().ok().and_then(|l| l.clone());
+        let last = last.filter(|l| {
+            l.root == ws.root()
+                && l.paths.len() == paths.len()
+                && l.paths.iter().zip(paths).all(|(a, b)| a == b)
+        });
+        let known = last.as_ref().map(|l| l.docs.as_slice());
+        let one = |i: usize, p: &str| match known {
+            Some(k) => self.recheck_in(walk, p, &k[i]),
+            None => self.check_in(walk, p),
+        };
+        let docs: Vec<Checked> = if threads == 1 {
+            paths.iter().enumerate().map(|(i, p)| one(i, p)).collect()
+        } else {
+            let per = paths.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = paths
+                    .chunks(per)
+                    .enumerate()
+                    .map(|(n, part)| {
+                        let one = &one;
+                        scope.spawn(move || {
+                            part.iter().enumerate().map(|(i, p)| one(n * per + i, p)).collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
+        let infos = docs.iter().map(|d| Arc::clone(&d.2)).collect();
+        if let Ok(mut slot) = self.last.lock() {
+            let paths = match last {
+                Some(l) => l.paths.clone(),
+                None => paths.iter().map(|p| (*p).to_owned()).collect(),
+            };
+            *slot = Some(Arc::new(LastCall { root: ws.root().to_path_buf(), paths, docs }));
         }
-        let per = paths.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let parts: Vec<_> = paths
-                .chunks(per)
-                .map(|part| {
-                    scope.spawn(move || part.iter().map(|p| self.get_in(walk, p)).collect::<Vec<_>>())
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        })
+        infos
     }
 }
 
@@ -167,6 +234,15 @@ pub struct IndexFile {
     pub value: Value,
     /// Schema check and model.
     pub validated: Validated,
+    /// What the query tools derive from the index (made on first use).
+    model: OnceLock<Model>,
+}
+
+impl IndexFile {
+    /// The query tools' [`Model`] of this index, derived once per parsed file.
+    pub fn model(&self) -> &Model {
+        self.model.get_or_init(|| Model::new(&self.validated.index))
+    }
 }
 
 /// What reading the index gave.
@@ -196,24 +272,23 @@ pub fn read_index(ws: &Workspace, settings: &CatalogSettings, cache: &DocCache) 
     let rel = ws.rel_path(&path, PathContext::Any)?;
     // The parsed form is reused while the file's size and time are unchanged (§2.8).
     let key = format!("{}\u{0}{path}\u{0}{}", ws.root().display(), settings.language.as_str());
-    let stamp = ws.stat(&rel).ok();
+    let stamp =
+        ws.guard_walk().restat(&rel).ok().flatten().filter(|m| m.is_file()).map(|m| FileStamp::of(&m));
     if let (Some(stamp), Ok(cache)) = (stamp, cache.indexes.lock())
-        && let Some((s, t, file)) = cache.get(&key)
-        && (*s, *t) == stamp
+        && let Some((s, file)) = cache.get(&key)
+        && *s == stamp
     {
         return Ok(IndexRead::Parsed(Arc::clone(file)));
     }
     let read = read_index_uncached(ws, settings, &rel, path)?;
-    if let (Some((size, time)), IndexRead::Parsed(file), Ok(mut cache)) = (stamp, &read, cache.indexes.lock())
-        && file.bytes.len() as u64 == size
-    {
-        cache.insert(key, (size, time, Arc::clone(file)));
+    if let (Some(stamp), IndexRead::Parsed(file), Ok(mut cache)) = (stamp, &read, cache.indexes.lock()) {
+        cache.insert(key, (stamp, Arc::clone(file)));
     }
     Ok(read)
 }
 
-/// A parsed index with the size and time of the file it came from.
-type CachedIndex = (u64, SystemTime, Arc<IndexFile>);
+/// A parsed index with the stamp of the file it came from.
+type CachedIndex = (FileStamp, Arc<IndexFile>);
 
 fn read_index_uncached(
     ws: &Workspace,
@@ -254,7 +329,7 @@ pub fn parse_index(
         }
     };
     let validated = validate(&value, PathBase { dir: &dir, internal }, language);
-    IndexRead::Parsed(Arc::new(IndexFile { path, dir, bytes, value, validated }))
+    IndexRead::Parsed(Arc::new(IndexFile { path, dir, bytes, value, validated, model: OnceLock::new() }))
 }
 
 /// The index for a query tool: E6, E7 and E8 are errors.
@@ -262,7 +337,7 @@ pub fn load_valid_index(
     ws: &Workspace,
     settings: &CatalogSettings,
     cache: &DocCache,
-) -> Result<(Arc<IndexFile>, Index)> {
+) -> Result<Arc<IndexFile>> {
     let language = settings.language;
     match read_index(ws, settings, cache)? {
         IndexRead::Missing(path) => Err(Error::not_found(index_missing_message(language, &path))),
@@ -275,8 +350,7 @@ pub fn load_valid_index(
                     language,
                 )));
             }
-            let index = file.validated.index.clone();
-            Ok((file, index))
+            Ok(file)
         }
     }
 }

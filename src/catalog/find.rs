@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use super::docs::DocInfo;
 use super::index::{DocEntry, Index, Resolved, Vocabulary, close_names, inverse, quoted_list};
 use super::messages::{Msg, msg};
+use super::model::Model;
 use super::{Language, norm};
 use crate::error::{Error, Result};
 use crate::links::{Target, html_stem, resolve};
@@ -224,11 +225,6 @@ fn encode_cursor(offset: usize, filter: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
 }
 
-/// The per-document canonical tag keys and whether each is a main tag.
-fn doc_keys(vocab: &Vocabulary<'_>, doc: &DocEntry) -> Vec<(String, bool)> {
-    doc.tags.iter().map(|t| (vocab.key(&vocab.resolve(&t.name)), t.main)).collect()
-}
-
 /// The tags a call asks for: per requested tag, the keys a document may carry (the tag's own
 /// key first, then its replacements), and the warnings about them.
 struct Requested {
@@ -359,7 +355,7 @@ fn related_position(
 /// each row's relations.
 fn matching(
     index: &Index,
-    vocab: &Vocabulary<'_>,
+    model: &Model,
     req: &Requested,
     text: Option<&str>,
     related: Option<(usize, &Relations)>,
@@ -367,9 +363,9 @@ fn matching(
     let mut main_first = Vec::new();
     let mut rest = Vec::new();
     let mut row_relations: HashMap<usize, Vec<Value>> = HashMap::new();
-    for (i, d) in index.docs.iter().enumerate() {
-        let keys = doc_keys(vocab, d);
-        if !text.is_none_or(|t| text_matches(d, t)) || !req.carried_by(&keys) {
+    for i in 0..index.docs.len() {
+        let keys = &model.keys[i];
+        if !text.is_none_or(|t| model.text[i].iter().any(|s| s.contains(t))) || !req.carried_by(keys) {
             continue;
         }
         if let Some((r, rel)) = related {
@@ -379,21 +375,21 @@ fn matching(
             }
             row_relations.insert(i, between);
         }
-        if req.main_of(&keys) { main_first.push(i) } else { rest.push(i) }
+        if req.main_of(keys) { main_first.push(i) } else { rest.push(i) }
     }
     main_first.extend(rest);
     (main_first, row_relations)
 }
 
-/// `text` (normalised) in the title, an alias or the description.
-fn text_matches(d: &DocEntry, t: &str) -> bool {
-    norm(&d.title).contains(t)
-        || d.aliases.iter().any(|a| norm(a).contains(t))
-        || d.description.as_deref().is_some_and(|s| norm(s).contains(t))
-}
-
-/// Runs `kb_find_docs` over a valid index; `infos[i]` is the data of `index.docs[i]`.
-pub fn find_docs(index: &Index, infos: &[Arc<DocInfo>], q: &FindQuery, lang: Language) -> Result<Answer> {
+/// Runs `kb_find_docs` over a valid index and its [`Model`]; `infos[i]` is the data of
+/// `index.docs[i]`.
+pub fn find_docs(
+    index: &Index,
+    model: &Model,
+    infos: &[Arc<DocInfo>],
+    q: &FindQuery,
+    lang: Language,
+) -> Result<Answer> {
     let vocab = Vocabulary::new(index);
     let req = Requested::new(&vocab, q, lang);
     let text = q.text.as_deref().map(norm).filter(|t| !t.is_empty());
@@ -403,11 +399,11 @@ pub fn find_docs(index: &Index, infos: &[Arc<DocInfo>], q: &FindQuery, lang: Lan
         q.related_to.is_some() || (!q.count_only && field_set(q).iter().any(|f| f == "referenced_by"));
     let relations = needs_relations.then(|| Relations::new(index, infos));
     let related = related_position(index, q, relations.as_ref(), lang)?.zip(relations.as_ref());
-    let (matches, mut row_relations) = matching(index, &vocab, &req, text.as_deref(), related);
+    let (matches, mut row_relations) = matching(index, model, &req, text.as_deref(), related);
     let mut totals = Totals {
         total: matches.len(),
         chars: matches.iter().filter_map(|&i| infos[i].chars).sum(),
-        tag_counts: tag_counts(index, &vocab, &matches),
+        tag_counts: tag_counts(model, &matches),
         tags_counted: 0,
     };
     totals.tags_counted = totals.tag_counts.len();
@@ -654,33 +650,25 @@ fn field_set(q: &FindQuery) -> Vec<String> {
     fields
 }
 
-fn tag_counts(index: &Index, vocab: &Vocabulary<'_>, matches: &[usize]) -> Vec<Value> {
-    // key → (count, display name, vocabulary position)
-    let mut counts: HashMap<String, (usize, String, Option<usize>)> = HashMap::new();
-    let mut first_spelling: HashMap<String, String> = HashMap::new();
-    for d in &index.docs {
-        for t in &d.tags {
-            if let Resolved::Unknown(s) = vocab.resolve(&t.name) {
-                first_spelling.entry(norm(&s)).or_insert(s);
-            }
-        }
-    }
+/// The tags of the matches with how many matches carry each (§6.1.6 `tag_counts`): most
+/// frequent first, then vocabulary order, then unknown tags by name.
+fn tag_counts(model: &Model, matches: &[usize]) -> Vec<Value> {
+    // key id → (count, count entry of the first match that carried it)
+    let mut counts: Vec<(usize, usize)> = vec![(0, 0); model.key_count];
     for &i in matches {
-        let mut seen = HashSet::new();
-        for t in &index.docs[i].tags {
-            let r = vocab.resolve(&t.name);
-            let key = vocab.key(&r);
-            if !seen.insert(key.clone()) {
-                continue;
+        for &(key, entry) in &model.counted[i] {
+            let c = &mut counts[key];
+            if c.0 == 0 {
+                c.1 = entry;
             }
-            let (name, pos) = match r {
-                Resolved::Known(p) => (vocab.entries()[p].name.clone(), Some(p)),
-                Resolved::Unknown(s) => (first_spelling.get(&key).cloned().unwrap_or(s), None),
-            };
-            counts.entry(key).or_insert((0, name, pos)).0 += 1;
+            c.0 += 1;
         }
     }
-    let mut list: Vec<(usize, String, Option<usize>)> = counts.into_values().collect();
+    let mut list: Vec<(usize, String, Option<usize>)> = counts
+        .into_iter()
+        .filter(|c| c.0 > 0)
+        .map(|(n, entry)| (n, model.entries[entry].0.clone(), model.entries[entry].1))
+        .collect();
     list.sort_by(|a, b| {
         b.0.cmp(&a.0).then_with(|| match (a.2, b.2) {
             (Some(x), Some(y)) => x.cmp(&y),
@@ -833,14 +821,14 @@ pub fn tags_answer(page: TagsPage, json_format: bool, lang: Language) -> Answer 
 }
 
 /// The vocabulary entries `query` keeps, as `kb_list_tags` rows, in vocabulary order.
-pub fn tag_rows(index: &Index, query: Option<&str>) -> Vec<Value> {
-    let vocab = Vocabulary::new(index);
+pub fn tag_rows(index: &Index, model: &Model, query: Option<&str>) -> Vec<Value> {
     let q = query.map(norm).filter(|q| !q.is_empty());
-    let counts = tag_doc_counts(index, &vocab);
-    let mut seen: HashSet<String> = HashSet::new();
+    let counts = &model.tag_docs;
     let mut tags: Vec<Value> = Vec::new();
-    for (i, e) in vocab.entries().iter().enumerate() {
-        if !seen.insert(norm(&e.name)) || !q.as_deref().is_none_or(|q| tag_matches(e, q)) {
+    for (i, e) in index.tags.as_deref().unwrap_or(&[]).iter().enumerate() {
+        if !model.tag_listed[i]
+            || !q.as_deref().is_none_or(|q| model.tag_text[i].iter().any(|s| s.contains(q)))
+        {
             continue;
         }
         tags.push(json!({
@@ -853,35 +841,6 @@ pub fn tag_rows(index: &Index, query: Option<&str>) -> Vec<Value> {
         }));
     }
     tags
-}
-
-/// `query` (normalised) in the name, an alias or the description of a vocabulary entry.
-fn tag_matches(e: &super::index::TagEntry, q: &str) -> bool {
-    norm(&e.name).contains(q)
-        || e.aliases.iter().any(|a| norm(a).contains(q))
-        || e.description.as_deref().is_some_and(|d| norm(d).contains(q))
-}
-
-/// Per vocabulary entry, the documents whose tags name it (by its name or an alias).
-fn tag_doc_counts(index: &Index, vocab: &Vocabulary<'_>) -> Vec<usize> {
-    let mut spellings: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, e) in vocab.entries().iter().enumerate() {
-        for n in std::iter::once(&e.name).chain(&e.aliases) {
-            let list = spellings.entry(norm(n)).or_default();
-            if !list.contains(&i) {
-                list.push(i);
-            }
-        }
-    }
-    let mut counts = vec![0usize; vocab.entries().len()];
-    for d in &index.docs {
-        let set: HashSet<usize> =
-            d.tags.iter().filter_map(|t| spellings.get(&norm(&t.name))).flatten().copied().collect();
-        for e in set {
-            counts[e] += 1;
-        }
-    }
-    counts
 }
 
 /// The Markdown table of `kb_list_tags`.

@@ -99,14 +99,15 @@ fn file_exists(ws: &Workspace, path: &str) -> bool {
     }
 }
 
-/// The index of a query tool (E5–E8 are errors) and the data of its documents, in order.
+/// The index of a query tool (E5–E8 are errors; its `validated.index` and `model()` are what
+/// the queries read) and the data of its documents, in order.
 pub fn query_input(
     ws: &Workspace,
     cache: &DocCache,
     settings: &super::CatalogSettings,
-) -> Result<(super::index::Index, Vec<Arc<DocInfo>>)> {
-    let (_, index) = super::docs::load_valid_index(ws, settings, cache)?;
-    let paths: Vec<&str> = index.docs.iter().map(|d| d.path.as_str()).collect();
+) -> Result<(Arc<super::docs::IndexFile>, Vec<Arc<DocInfo>>)> {
+    let file = super::docs::load_valid_index(ws, settings, cache)?;
+    let paths: Vec<&str> = file.validated.index.docs.iter().map(|d| d.path.as_str()).collect();
     let infos = cache.get_all(ws, &paths);
-    Ok((index, infos))
+    Ok((file, infos))
 }

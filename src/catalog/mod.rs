@@ -6,7 +6,8 @@
 //!   (§3.3, including `html.*` and `build.*`), validation (§3.4).
 //! - [`index`]: the index model, the schema and its violations (§4), the tag vocabulary.
 //! - [`docs`]: reading the index and the documents, with the per-document cache (§2.8, §5.4).
-//! - [`find`]: `kb_find_docs` and `kb_list_tags` (§5, §6.1, §6.2).
+//! - [`find`]: `kb_find_docs` and `kb_list_tags` (§5, §6.1, §6.2); [`model`]: what they derive
+//!   from a parsed index, kept with it.
 //! - [`editor`] and [`update`]: `kb_update_index`, the text-preserving edit (§6.3).
 //! - [`check`] and [`git`]: `kb_check` and its `base` comparison (§6.4).
 //! - [`load`]: the edge: what a call reads from files and `git`, loaded once; [`find`] and
@@ -31,6 +32,7 @@ pub mod git;
 pub mod index;
 pub mod init;
 pub mod load;
+pub mod model;
 /// The message catalogue, shared with the HTML export (`src/messages.rs`).
 pub use crate::messages;
 pub mod update;
@@ -50,6 +52,10 @@ pub use config::{
 /// `norm(s)` of `docs/reference/catalog-spec.md` §2.6: NFKC, Unicode lowercase, trimmed of
 /// White_Space.
 pub fn norm(s: &str) -> String {
+    if s.is_ascii() {
+        // NFKC leaves ASCII as it is, and its Unicode lowercase is the ASCII one.
+        return s.trim().to_ascii_lowercase();
+    }
     s.nfkc().collect::<String>().to_lowercase().trim().to_owned()
 }
 

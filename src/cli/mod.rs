@@ -175,6 +175,15 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             print_text(&format!("wrote {} ({} bytes)\n", result.path, result.bytes))
         }
+        Command::ExportChunks => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let done = engine.export_chunks(&mut out)?;
+            for skipped in &done.skipped {
+                tracing::warn!("not exported: {skipped}");
+            }
+            tracing::info!("exported {} chunk(s) of {} file(s)", done.chunks, done.files);
+            Ok(())
+        }
         Command::Check { base, catalog_config, ignore, json } => {
             let config = catalog_config.map(|c| root_relative(&engine, &c)).transpose()?;
             let result = engine.check_ignoring(&crate::wire::CheckRequest { config, base }, &ignore)?;

@@ -231,6 +231,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write the project's chunks (what the index holds) to stdout as NDJSON, one JSON object per
+    /// chunk, for a distributed search engine to ingest.
+    ExportChunks,
     /// Create a catalog configuration (mdmark.config.yaml, or a catalog section in --config) and an index.
     Init {
         /// The index file to create (default index.yaml in the root).

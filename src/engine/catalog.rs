@@ -53,8 +53,8 @@ impl Engine {
         let mut query = args::find_query(req, lang)?;
         query.budget =
             Some(Budget { bytes: self.catalog_budget(req.max_bytes, lang)?, fit: paging::fitting_room });
-        let (index, infos) = query_input(&self.core.workspace, &self.catalog_docs, &settings)?;
-        let answer = find_docs(&index, &infos, &query, lang)?;
+        let (file, infos) = query_input(&self.core.workspace, &self.catalog_docs, &settings)?;
+        let answer = find_docs(&file.validated.index, file.model(), &infos, &query, lang)?;
         Ok(CatalogText { text: answer.text, structured: answer.structured })
     }
 
@@ -64,8 +64,8 @@ impl Engine {
         let lang = settings.language;
         let json = args::format_is_json(req.format.as_deref(), lang)?;
         let budget = self.catalog_budget(req.max_bytes, lang)?;
-        let (_, index) = load_valid_index(&self.core.workspace, &settings, &self.catalog_docs)?;
-        let rows = tag_rows(&index, req.query.as_deref());
+        let file = load_valid_index(&self.core.workspace, &settings, &self.catalog_docs)?;
+        let rows = tag_rows(&file.validated.index, file.model(), req.query.as_deref());
         let fp = paging::fingerprint(&[req.query.as_deref().unwrap_or(""), if json { "json" } else { "md" }]);
         let page = paging::page(rows, req.cursor.as_deref(), budget, "kb_list_tags", &fp)
             .map_err(|_| Error::invalid_argument(Msg::TagsCursorBad.text(lang)))?;

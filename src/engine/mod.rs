@@ -11,6 +11,7 @@
 
 mod assets;
 mod catalog;
+mod chunks;
 mod edit;
 mod export;
 mod filters;

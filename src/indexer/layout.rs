@@ -43,9 +43,9 @@ impl IndexLayout {
     }
     /// The link graph snapshot written after every commit (`docs/design/links.md`).
     pub fn links_path(&self) -> PathBuf {
-        self.dir.join("links.json")
+        self.dir.join("links.bin")
     }
-    /// The generation `links.json` is valid for (written after every commit).
+    /// The generation `links.bin` is valid for (written after every commit).
     pub fn links_generation_path(&self) -> PathBuf {
         self.dir.join("links.gen")
     }

@@ -13,20 +13,24 @@
 //! - Idempotent: an unchanged workspace is a no-op (size + mtime fast path, then SHA-256).
 //! - Commit order is fixed: the store commits generation `g` (durably), then the lexical index
 //!   commits `g` (an edit's without `fsync`, see `SessionMarker`), then `status.json`, then the
-//!   link graph snapshot (`links.json`, rewritten only when links changed, and `links.gen`) is
+//!   link graph snapshot (`links.bin`, rewritten only when links changed, and `links.gen`) is
 //!   written for `g` — a waiting edit is answered before the snapshot. On open a lexical
 //!   index one generation behind is repaired by replaying the paths of the store's last batch;
 //!   any other mismatch refills the lexical index for every stored path. Chunks are stored only
 //!   in the lexical index, so a replayed path is re-chunked from its file when the file still
 //!   has the stored SHA-256 (same chunk ids), and indexed anew like a changed file otherwise
-//!   (file edited or gone since: new chunk ids, committed as the next generation). A link
-//!   snapshot of another generation is rewritten from the store's link records.
+//!   (file edited or gone since: new chunk ids, committed as the next generation). The link
+//!   graph is stored only in `links.bin` (`links.rs`): a snapshot one generation behind gets
+//!   the links of the store's last batch extracted again from the Markdown, any other mismatch
+//!   all of them.
 //! - An index of another format version (`SCHEMA_VERSION`, the store's `record_version`) is
 //!   never read: an older one is rebuilt from the Markdown by the next reindex or edit, with one
 //!   sentence in the log; a newer one is refused until `reindex --force`.
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
+mod export;
 mod layout;
+mod links;
 mod readers;
 mod service;
 mod vectors;
@@ -37,6 +41,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use export::{ChunkExport, export_chunks};
 pub use layout::{IndexLayout, SessionMarker, Snapshot, WriterLock};
 pub use readers::ReadSide;
 pub use service::{EmbedFn, IDLE_AFTER, IndexService, ServiceParts, WATCHER_PATH};
@@ -58,8 +63,9 @@ use crate::workspace::{FileEntry, GlobFilter, RelPath, SourceDocument, Workspace
 /// Our index format version: the record layout plus the lexical schema (`lvs-<n>`; a higher
 /// `n` is newer). `lvs-1` stored every chunk and element in redb as JSON; `lvs-2` stores one
 /// binary record per document and keeps the chunks in the lexical index only.
-/// `lvs-3` adds the front-matter terms of metadata filters to the lexical index.
-pub const SCHEMA_VERSION: &str = "lvs-3";
+/// `lvs-3` adds the front-matter terms of metadata filters to the lexical index. `lvs-4` keeps
+/// the link graph once, in the binary `links.bin` (no `links` table, no `links.json`).
+pub const SCHEMA_VERSION: &str = "lvs-4";
 
 /// An index of another format version, as found in its manifest.
 #[derive(Clone, Debug)]
@@ -209,12 +215,17 @@ pub struct Indexer {
     generation: u64,
     layout: IndexLayout,
     vectors: Option<VectorSync>,
-    /// The link graph as last written to `links.json` (loaded from the store on first need).
+    /// The link graph of the store's documents (loaded from `links.bin`, or extracted again
+    /// from the Markdown, when the writer opens; `links.rs`).
     links: Option<LinkGraph>,
+    /// `links` changed since `links.bin` was written.
+    links_dirty: bool,
+    /// The links of the documents the open batch wrote, applied to `links` when it commits.
+    links_staged: HashMap<String, DocLinks>,
     /// Set while the index is of another format version: nothing reads it until it is rebuilt.
     foreign: Option<Foreign>,
-    /// Paths of commits whose link snapshot is not written yet ([`Indexer::finish_commit`]).
-    links_pending: Option<Vec<String>>,
+    /// A commit whose link snapshot is not written yet ([`Indexer::finish_commit`]).
+    links_pending: bool,
     /// `SESSION`: kept on disk if a commit does not complete (dropped before the lock).
     session: SessionMarker,
     /// The lexical index or the store was recreated at open (damaged, or torn by a restart):
@@ -410,8 +421,10 @@ impl Indexer {
             layout: layout.clone(),
             vectors,
             links: None,
+            links_dirty: false,
+            links_staged: HashMap::new(),
             foreign,
-            links_pending: None,
+            links_pending: false,
             session,
             lexical_recreated: recreated || store_recreated,
             _lock: lock,
@@ -431,23 +444,17 @@ impl Indexer {
     }
 
     fn repair(&mut self) -> Result<()> {
+        // The link graph first: it is stored nowhere else, and a repair below commits on top. A
+        // snapshot of this generation is loaded when a commit first needs it.
+        if self.layout.links_generation() != Some(self.generation) || !self.layout.links_path().is_file() {
+            self.load_links()?;
+            self.write_links()?;
+        }
         // `None`: the lexical index never committed (new, or recreated after damage).
         let lexical_generation = self.lexical.generation();
         if lexical_generation.unwrap_or(0) == self.generation {
             // A new index has neither file yet: writing them is routine, not a repair.
             let new = lexical_generation.is_none();
-            if self.layout.links_generation() != Some(self.generation) || !self.layout.links_path().is_file()
-            {
-                if new {
-                    tracing::debug!("writing the first link graph snapshot");
-                } else {
-                    tracing::warn!(
-                        "the link graph snapshot is missing or behind; rewriting it from the store"
-                    );
-                }
-                self.links = None;
-                self.write_links(&[])?;
-            }
             if Snapshot::read(&self.layout).map(|s| s.generation) != Some(self.generation) {
                 if new {
                     tracing::debug!("writing the first status.json");
@@ -500,7 +507,6 @@ impl Indexer {
                 self.reindex_path(&mut batch, path)?;
             }
             // Store generation g + 1, then the lexical index with every re-added chunk.
-            self.links = None;
             return self.commit(batch);
         }
         if !same_settings {
@@ -510,8 +516,6 @@ impl Indexer {
             );
         }
         self.writer.commit(self.generation)?;
-        self.links = None;
-        self.write_links(&[])?;
         self.write_snapshot()
     }
 
@@ -590,7 +594,7 @@ impl Indexer {
             _ => {}
         }
         self.foreign = None;
-        self.links = None;
+        self.restart_links()?;
         if let Some(v) = self.vectors.as_mut() {
             v.init_state(&self.store, None)?;
         }
@@ -609,12 +613,13 @@ impl Indexer {
         let generation = self.generation + 1;
         let t0 = std::time::Instant::now();
         let touched = batch.commit(generation)?;
+        self.apply_staged_links(&touched)?;
         let t1 = std::time::Instant::now();
         crate::failpoint("indexer.between-store-and-lexical-commit");
         self.writer.commit(generation)?;
         let t2 = std::time::Instant::now();
         self.generation = generation;
-        self.links_pending.get_or_insert_default().extend(touched);
+        self.links_pending = true;
         self.write_snapshot()?;
         tracing::debug!(
             target: "lvs::timing",
@@ -624,60 +629,6 @@ impl Indexer {
             t2.elapsed()
         );
         Ok(())
-    }
-
-    /// The rest of a commit: the link graph snapshot (`links.json` can be megabytes; it is
-    /// written after a waiting edit is answered, before the edit counts as synchronized).
-    pub fn finish_commit(&mut self) -> Result<()> {
-        let t0 = std::time::Instant::now();
-        let Some(touched) = self.links_pending.take() else { return Ok(()) };
-        if let Err(e) = self.write_links(&touched) {
-            self.links_pending = Some(touched);
-            return Err(e);
-        }
-        self.session.clean = true;
-        tracing::debug!(target: "lvs::timing", "links {:?}", t0.elapsed());
-        Ok(())
-    }
-
-    /// Brings the link graph snapshot to the current generation: the `touched` documents are
-    /// re-read from the store (the whole graph when it is not loaded yet). `links.json` is
-    /// rewritten only when a document's links or anchors changed; `links.gen` always records the
-    /// generation the snapshot is valid for, so an unchanged graph costs one tiny write and a
-    /// crash before the snapshot was written is still detected on open.
-    fn write_links(&mut self, touched: &[String]) -> Result<()> {
-        let (graph, changed) = match self.links.as_mut() {
-            Some(graph) => {
-                let mut changed = false;
-                for path in touched {
-                    let new = self.store.links(path)?.map(|b| decode_links(&b)).transpose()?;
-                    if graph.docs.get(path) != new.as_ref() {
-                        changed = true;
-                        match new {
-                            Some(links) => graph.docs.insert(path.clone(), links),
-                            None => graph.docs.remove(path),
-                        };
-                    }
-                }
-                (graph, changed)
-            }
-            None => {
-                let mut graph = LinkGraph::new(self.generation);
-                for (path, bytes) in self.store.all_links()? {
-                    graph.docs.insert(path, decode_links(&bytes)?);
-                }
-                (self.links.insert(graph), true)
-            }
-        };
-        if changed {
-            graph.generation = self.generation;
-            graph.write(&self.layout.links_path())?;
-        }
-        crate::workspace::write_file_atomic(
-            &self.layout.links_generation_path(),
-            self.generation.to_string().as_bytes(),
-            "the link graph generation",
-        )
     }
 
     /// Writes `status.json`: what status readers in any process show without opening the store.
@@ -1032,7 +983,7 @@ impl Indexer {
                     chunk_ids: ids.clone().collect(),
                 };
                 batch.put_document(path, &record)?;
-                batch.put_links(path, &links)?;
+                self.links_staged.insert(path.to_owned(), links);
                 // A path the store does not know has no chunks in the lexical index (it commits
                 // after the store, and a rebuild empties it), so there is nothing to delete:
                 // a full index queues no delete term per file.
@@ -1067,7 +1018,7 @@ struct Revision {
     len: u64,
     mtime_ns: u128,
     docs: Vec<LexicalDoc>,
-    links: Vec<u8>,
+    links: DocLinks,
 }
 
 /// Reads, parses and chunks `entry` unless its stored record says it is unchanged (size +
@@ -1113,7 +1064,6 @@ fn revision(options: &ChunkOptions, source: &SourceDocument) -> Result<Revision>
     let doc = Document::parse(&source.text);
     let chunks = chunk(&doc, options);
     let links = crate::links::extract(&source.text, &doc);
-    let links = encode_links(&links);
     let docs = lexical_docs(path, &source.source_hash, &doc, chunks, std::iter::repeat(0));
     Ok(Revision {
         source_hash: source.source_hash.clone(),
@@ -1141,82 +1091,6 @@ enum FileOutcome {
     Touched,
     Indexed(u64),
     Failed(String),
-}
-
-/// Version byte of the binary link records (`links` table).
-const LINKS_RECORD_VERSION: u8 = 1;
-
-/// A document's links as a compact record: `[version][anchors: count, strings][strings: count,
-/// strings][links: count, then per link: link-anchor string index, kind string index, raw, line]`
-/// (strings and numbers as in `store::codec`). A link's element anchor and kind repeat a lot
-/// within a document, so they are stored once and referred to by index.
-fn encode_links(links: &DocLinks) -> Vec<u8> {
-    use crate::store::codec::{put_str, put_varint};
-    let mut out = vec![LINKS_RECORD_VERSION];
-    put_varint(&mut out, links.anchors.len() as u128);
-    for a in &links.anchors {
-        put_str(&mut out, a);
-    }
-    let mut strings: Vec<&str> = Vec::new();
-    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut refs = Vec::with_capacity(links.links.len());
-    for l in &links.links {
-        let mut pair = [0usize; 2];
-        for (slot, s) in [l.anchor.as_str(), l.kind.as_str()].into_iter().enumerate() {
-            pair[slot] = *index.entry(s).or_insert_with(|| {
-                strings.push(s);
-                strings.len() - 1
-            });
-        }
-        refs.push((pair[0], pair[1]));
-    }
-    put_varint(&mut out, strings.len() as u128);
-    for s in &strings {
-        put_str(&mut out, s);
-    }
-    put_varint(&mut out, links.links.len() as u128);
-    for (l, (anchor, kind)) in links.links.iter().zip(refs) {
-        put_varint(&mut out, anchor as u128);
-        put_varint(&mut out, kind as u128);
-        put_str(&mut out, &l.raw);
-        put_varint(&mut out, l.line as u128);
-    }
-    out
-}
-
-fn decode_links(bytes: &[u8]) -> Result<DocLinks> {
-    let unreadable = |why: &str| {
-        Error::internal(format!(
-            "a stored link record cannot be read ({why}); run kb_reindex with force=true to rebuild the index."
-        ))
-    };
-    if bytes.first() == Some(&b'{') {
-        // Written as JSON by the first lvs-2 builds.
-        return serde_json::from_slice(bytes).map_err(|e| unreadable(&e.to_string()));
-    }
-    let mut r = crate::store::codec::Reader(bytes);
-    if r.bytes(1)?[0] != LINKS_RECORD_VERSION {
-        return Err(unreadable("another record version"));
-    }
-    let n = r.count()?;
-    let anchors = (0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?;
-    let n = r.count()?;
-    let strings = (0..n).map(|_| r.str()).collect::<Result<Vec<_>>>()?;
-    let n = r.count()?;
-    let mut links = Vec::with_capacity(n);
-    for _ in 0..n {
-        let string = |r: &mut crate::store::codec::Reader<'_>| -> Result<String> {
-            let i = usize::try_from(r.u64()?).unwrap_or(usize::MAX);
-            strings.get(i).cloned().ok_or_else(|| unreadable("a string index is out of range"))
-        };
-        let anchor = string(&mut r)?;
-        let kind = string(&mut r)?;
-        let raw = r.str()?;
-        let line = usize::try_from(r.u64()?).map_err(|_| unreadable("a line number is too large"))?;
-        links.push(crate::links::LinkRecord { anchor, kind, raw, line });
-    }
-    r.finish()?;
-    Ok(DocLinks { anchors, links })
 }
 
 /// The lexical index's documents for the chunks of one revision of `path` (the only place the

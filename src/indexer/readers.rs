@@ -4,7 +4,7 @@
 //! - The lexical reader is opened on first use and shared (`Arc`, no lock while tantivy ranks);
 //!   the indexing service calls [`ReadSide::reload`] after every commit, so the next search does
 //!   not pay for the reload (a search also reloads by itself when it finds a newer commit).
-//! - The vector index (`vectors.usearch`) and the link graph (`links.json`) are replaced whole
+//! - The vector index (`vectors.usearch`) and the link graph (`links.bin`) are replaced whole
 //!   by the writer; each is re-read when its file's change stamp (size, modification time)
 //!   differs from the one it was read under.
 //! - [`ReadSide::vector_candidates`] answers the vector side of a search: it checks that the
@@ -165,7 +165,7 @@ impl ReadSide {
         Ok(e)
     }
 
-    /// The committed link graph, re-read when the writer replaced `links.json`.
+    /// The committed link graph, re-read when the writer replaced `links.bin`.
     pub fn links(&self) -> Result<Arc<LinkIndex>> {
         let path = self.layout.links_path();
         let missing = || {

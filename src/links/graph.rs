@@ -4,8 +4,6 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Read;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use super::resolve::{Target, resolve};
 use super::{DocLinks, LINKS_VERSION};
 use crate::error::{Error, Result};
@@ -13,9 +11,10 @@ use crate::workspace::write_file_atomic;
 
 /// Every indexed document's links, as committed with one index generation.
 ///
-/// Serialised as JSON with `version` and `generation` first, so a writer can check the
-/// generation without parsing the whole file ([`LinkGraph::read_generation`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Stored in one binary file (`links.bin`, layout in `snapshot.rs`) that the writer rewrites and
+/// readers in any process load; the generation comes first, so a writer can check it without
+/// decoding the whole file ([`LinkGraph::read_generation`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkGraph {
     /// [`LINKS_VERSION`] of the records.
     pub version: String,
@@ -31,39 +30,35 @@ impl LinkGraph {
         LinkGraph { version: LINKS_VERSION.to_owned(), generation, docs: BTreeMap::new() }
     }
 
+    /// The bytes of the snapshot file.
+    pub fn encode(&self) -> Vec<u8> {
+        super::snapshot::encode(self)
+    }
+
+    /// A graph from the bytes [`LinkGraph::encode`] made; a damaged or foreign file is
+    /// `INDEX_NOT_READY` with what to run.
+    pub fn decode(bytes: &[u8]) -> Result<LinkGraph> {
+        super::snapshot::decode(bytes)
+    }
+
     /// Writes the graph atomically to `path` (a file of the index directory).
     pub fn write(&self, path: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec(self)
-            .map_err(|e| Error::internal(format!("could not encode the link graph: {e}")))?;
-        write_file_atomic(path, &bytes, "the link graph")
+        write_file_atomic(path, &self.encode(), "the link graph")
     }
 
     /// Reads a graph written by [`LinkGraph::write`].
     pub fn read(path: &Path) -> Result<LinkGraph> {
         let bytes = std::fs::read(path).map_err(|e| Error::io("the link graph", &e))?;
-        let graph: LinkGraph = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::index_not_ready(format!(
-                "The link graph of the index cannot be read ({e}); run kb_reindex with force=true to rebuild it."
-            ))
-        })?;
-        if graph.version != LINKS_VERSION {
-            return Err(Error::index_not_ready(
-                "The link graph was built by another version; run kb_reindex with force=true to rebuild it.",
-            ));
-        }
-        Ok(graph)
+        LinkGraph::decode(&bytes)
     }
 
     /// The generation recorded at the start of the file, or `None` when it is missing or
     /// unreadable.
     pub fn read_generation(path: &Path) -> Option<u64> {
-        let mut head = [0u8; 96];
+        let mut head = [0u8; 32];
         let mut file = std::fs::File::open(path).ok()?;
         let n = file.read(&mut head).ok()?;
-        let head = std::str::from_utf8(&head[..n]).ok()?;
-        let rest = &head[head.find("\"generation\":")? + "\"generation\":".len()..];
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse().ok()
+        super::snapshot::generation(&head[..n])
     }
 }
 

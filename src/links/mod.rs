@@ -11,12 +11,14 @@
 //! Invariants:
 //!
 //! - Pure: no I/O except [`LinkGraph::read`] / [`LinkGraph::write`] on the index directory's
-//!   snapshot file (written atomically, never a user file).
+//!   snapshot file `links.bin` (written atomically, never a user file), the only stored copy of
+//!   the graph.
 //! - External URLs are kept as they are and never fetched.
 //! - A traversal visits each file at most once and reports each link at most once.
 
 mod graph;
 mod resolve;
+mod snapshot;
 
 use serde::{Deserialize, Serialize};
 

@@ -237,3 +237,38 @@ fn an_html_link_to_a_moved_page_is_still_incoming_to_the_old_md() {
     );
     assert!(!index.is_document("guide/c.md") && index.has_incoming("guide/c.md"));
 }
+
+#[test]
+fn the_snapshot_round_trips_compactly_and_refuses_damage() {
+    let mut g = fixture();
+    // Holder anchors that are not plain v2 anchors of a leaf: different hashes, and free text.
+    g.docs.get_mut("docs/b.md").unwrap().links.push(LinkRecord {
+        anchor: "2.p1~0123456789abcdef~fedcba9876543210".to_owned(),
+        kind: "inline".to_owned(),
+        raw: "a.md".to_owned(),
+        line: 9,
+    });
+    g.docs.get_mut("docs/b.md").unwrap().links.push(LinkRecord {
+        anchor: "document".to_owned(),
+        kind: "definition".to_owned(),
+        raw: "x~y.md".to_owned(),
+        line: 10,
+    });
+    let bytes = g.encode();
+    assert_eq!(LinkGraph::decode(&bytes).unwrap(), g);
+    let json: usize = g.docs.values().map(|d| serde_json::to_vec(d).unwrap().len()).sum();
+    assert!(bytes.len() * 2 < json, "not compact: {} bytes, JSON {json}", bytes.len());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("links.bin");
+    g.write(&path).unwrap();
+    assert_eq!(LinkGraph::read_generation(&path), Some(7));
+    assert_eq!(LinkGraph::read(&path).unwrap(), g);
+    // Every truncation, trailing bytes, another file: refused with what to run, never misread.
+    for n in 0..bytes.len() {
+        let e = LinkGraph::decode(&bytes[..n]).expect_err("a truncated snapshot was read");
+        assert!(e.message.contains("kb_reindex"), "{}", e.message);
+    }
+    assert!(LinkGraph::decode(&[bytes.as_slice(), &[0]].concat()).is_err());
+    assert!(LinkGraph::decode(br#"{"version":"1","generation":7,"docs":{}}"#).is_err());
+    assert_eq!(LinkGraph::read_generation(&dir.path().join("missing")), None);
+}

@@ -1,4 +1,4 @@
-//! The index's bookkeeping store (redb): documents, links, manifest, generation, vector records.
+//! The index's bookkeeping store (redb): documents, manifest, generation, vector records.
 //!
 //! The store is the source of truth for *what is indexed*: which revision (SHA-256) of each file,
 //! its chunk ids, and the manifest that decides whether the index matches the configuration. The
@@ -30,12 +30,8 @@ use redb::{
 };
 
 pub use records::{DocumentRecord, RECORD_VERSION};
-/// The binary helpers of the records, for other records kept in the store (links).
-pub(crate) mod codec {
-    pub(crate) use super::records::{Reader, put_str, put_varint};
-}
 use records::{hash_bytes, hash_hex};
-use tables::{DOCUMENTS, LAST_BATCH, LINKS, MANIFEST, META, VECTOR_MANIFEST, VECTORS};
+use tables::{DOCUMENTS, LAST_BATCH, MANIFEST, META, VECTOR_MANIFEST, VECTORS};
 
 use crate::error::{Error, Result};
 
@@ -95,7 +91,6 @@ fn create_tables(db: &Database) -> Result<()> {
         txn.open_table(LAST_BATCH).map_err(db_err)?;
         txn.open_table(VECTORS).map_err(db_err)?;
         txn.open_table(VECTOR_MANIFEST).map_err(db_err)?;
-        txn.open_table(LINKS).map_err(db_err)?;
     }
     txn.commit().map_err(db_err)
 }
@@ -208,7 +203,6 @@ impl Store {
                 "last_batch" => txn.open_table(LAST_BATCH).and_then(|t| Ok((t.len()?, t.stats()?))),
                 "vectors" => txn.open_table(VECTORS).and_then(|t| Ok((t.len()?, t.stats()?))),
                 "vector_manifest" => txn.open_table(VECTOR_MANIFEST).and_then(|t| Ok((t.len()?, t.stats()?))),
-                "links" => txn.open_table(LINKS).and_then(|t| Ok((t.len()?, t.stats()?))),
                 _ => continue,
             };
             let (rows, s) = stats.map_err(db_err)?;
@@ -276,23 +270,11 @@ impl Store {
         Ok((d, self.meta("chunk_count")?))
     }
 
-    /// Every document's stored links (opaque bytes of the `links` module), by path.
-    pub fn all_links(&self) -> Result<Vec<(String, Vec<u8>)>> {
+    /// Which of `paths` are indexed documents (one read transaction for all).
+    pub fn contains_documents(&self, paths: &[String]) -> Result<Vec<bool>> {
         let txn = self.db.begin_read().map_err(db_err)?;
-        let t = txn.open_table(LINKS).map_err(db_err)?;
-        let mut out = Vec::new();
-        for row in t.iter().map_err(db_err)? {
-            let (k, v) = row.map_err(db_err)?;
-            out.push((k.value().to_owned(), v.value().to_vec()));
-        }
-        Ok(out)
-    }
-
-    /// One document's stored links.
-    pub fn links(&self, path: &str) -> Result<Option<Vec<u8>>> {
-        let txn = self.db.begin_read().map_err(db_err)?;
-        let t = txn.open_table(LINKS).map_err(db_err)?;
-        Ok(t.get(path).map_err(db_err)?.map(|v| v.value().to_vec()))
+        let t = txn.open_table(DOCUMENTS).map_err(db_err)?;
+        paths.iter().map(|p| Ok(t.get(p.as_str()).map_err(db_err)?.is_some())).collect()
     }
 
     /// Paths written by the last batch.
@@ -384,9 +366,7 @@ impl Batch {
                 .collect::<Result<_, _>>()
                 .map_err(db_err)?
         };
-        for table in [DOCUMENTS, LINKS] {
-            self.txn.open_table(table).map_err(db_err)?.retain(|_, _| false).map_err(db_err)?;
-        }
+        self.txn.open_table(DOCUMENTS).map_err(db_err)?.retain(|_, _| false).map_err(db_err)?;
         self.txn.open_table(MANIFEST).map_err(db_err)?.retain(|_, _| false).map_err(db_err)?;
         self.txn.open_table(META).map_err(db_err)?.insert("chunk_count", 0).map_err(db_err)?;
         self.chunk_delta = 0;
@@ -420,7 +400,6 @@ impl Batch {
             let removed = t.remove(path).map_err(db_err)?;
             removed.map(|v| DocumentRecord::decode(v.value())).transpose()?
         };
-        self.txn.open_table(LINKS).map_err(db_err)?.remove(path).map_err(db_err)?;
         let ids = old.map(|d| d.chunk_ids).unwrap_or_default();
         self.chunk_delta -= ids.len() as i64;
         self.touched.push(path.to_owned());
@@ -438,12 +417,6 @@ impl Batch {
             .map_err(db_err)?;
         self.chunk_delta += record.chunk_ids.len() as i64;
         Ok(removed)
-    }
-
-    /// Stores a document's links (after [`Batch::put_document`], which clears them).
-    pub fn put_links(&mut self, path: &str, links: &[u8]) -> Result<()> {
-        self.txn.open_table(LINKS).map_err(db_err)?.insert(path, links).map_err(db_err)?;
-        Ok(())
     }
 
     /// Rewrites a document's record only (same revision and chunks, new file metadata).

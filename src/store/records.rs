@@ -38,12 +38,6 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u128) {
     }
 }
 
-/// Appends `s` as its byte length (varint) and its bytes.
-pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
-    put_varint(out, s.len() as u128);
-    out.extend_from_slice(s.as_bytes());
-}
-
 /// `hex` (64 hex digits) as 32 bytes.
 pub(crate) fn hash_bytes(hex: &str) -> Result<[u8; 32]> {
     let mut out = [0u8; 32];
@@ -102,12 +96,6 @@ impl Reader<'_> {
             return Err(unreadable("truncated"));
         }
         Ok(n as usize)
-    }
-
-    pub(crate) fn str(&mut self) -> Result<String> {
-        let n = usize::try_from(self.u64()?).map_err(|_| unreadable("a length is too large"))?;
-        let bytes = self.bytes(n)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| unreadable("text is not UTF-8"))
     }
 
     /// Fails unless every byte was read.

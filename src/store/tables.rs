@@ -20,6 +20,3 @@ pub const LAST_BATCH: TableDefinition<'_, &str, u64> = TableDefinition::new("las
 pub const VECTORS: TableDefinition<'_, u64, &[u8]> = TableDefinition::new("vectors");
 /// What the stored vectors were built with (model, dimensions, embedding-text version, …).
 pub const VECTOR_MANIFEST: TableDefinition<'_, &str, &str> = TableDefinition::new("vector_manifest");
-/// `path` → the document's links and anchors (`links::DocLinks`, in the indexer's binary
-/// record), for the link graph.
-pub const LINKS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("links");

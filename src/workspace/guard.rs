@@ -58,29 +58,34 @@ impl<'a> GuardWalk<'a> {
     pub fn check(&self, input: &str, ctx: PathContext) -> Result<(RelPath, Option<fs::Metadata>)> {
         let rel = path::parse(input, ctx, Some(&self.ws.internal))?;
         let rel = self.ws.on_disk(rel);
-        let components: Vec<&str> = rel.components().collect();
-        // A `RelPath` has at least one component; the folders are all but the last.
-        let folders = &components[..components.len().saturating_sub(1)];
+        let meta = self.restat(&rel)?;
+        Ok((rel, meta))
+    }
+
+    /// The target's `symlink_metadata` for a path [`GuardWalk::check`] already accepted in this
+    /// workspace (an earlier call): its folders are checked again (once per walk) and the target
+    /// `lstat`ed, without parsing the name or looking up its Unicode form on disk again. `None`
+    /// when it does not exist; the same refusal as `check` for a link on the way.
+    pub fn restat(&self, rel: &RelPath) -> Result<Option<fs::Metadata>> {
         let mut shown = String::new();
-        for folder in folders {
+        let components: Vec<&str> = rel.components().collect();
+        for folder in &components[..components.len().saturating_sub(1)] {
             if !shown.is_empty() {
                 shown.push('/');
             }
             shown.push_str(folder);
             match self.folder(&shown)? {
                 Folder::Dir => {}
-                Folder::Absent => return Ok((rel, None)),
+                Folder::Absent => return Ok(None),
                 Folder::Link => return Err(link_error(&shown)),
             }
         }
-        let abs = self.abs(&rel);
-        let meta = match fs::symlink_metadata(&abs) {
-            Ok(meta) if is_link(&meta) => return Err(link_error(rel.as_str())),
-            Ok(meta) => Some(meta),
-            Err(e) if is_missing(&e) => None,
-            Err(e) => return Err(Error::io(&format!("'{rel}'"), &e)),
-        };
-        Ok((rel, meta))
+        match fs::symlink_metadata(self.abs(rel)) {
+            Ok(meta) if is_link(&meta) => Err(link_error(rel.as_str())),
+            Ok(meta) => Ok(Some(meta)),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(Error::io(&format!("'{rel}'"), &e)),
+        }
     }
 
     /// The state of the folder `shown` (root-relative), checked once per walk.

@@ -76,6 +76,7 @@ pub use nfc::{form_sensitive, nfc};
 pub use path::{PathContext, RelPath, compare_paths};
 pub use read::{MAX_MARKDOWN_BYTES, SourceDocument};
 pub use scan::{FileEntry, FileKind, ListedFile};
+pub use stamps::Stamp as FileStamp;
 
 use crate::error::{Error, ErrorCode, Result};
 use path::{MSG_OUTSIDE, MSG_REPARSE};

@@ -27,9 +27,10 @@ const MAX_ENTRIES: usize = 200_000;
 /// How old a file's last change must be when it is read for its hash to be remembered.
 pub(super) const RACY: Duration = Duration::from_secs(2);
 
-/// Size, modification time, inode and status-change time (the last two 0 off Unix).
+/// Size, modification time, inode and status-change time (the last two 0 off Unix): what
+/// callers compare to learn that a file changed since they read it (`FileStamp` outside).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Stamp {
+pub struct Stamp {
     len: u64,
     modified: Option<SystemTime>,
     inode: u64,
@@ -37,7 +38,8 @@ pub(super) struct Stamp {
 }
 
 impl Stamp {
-    pub(super) fn of(meta: &fs::Metadata) -> Stamp {
+    /// The stamp of a file's metadata (from `symlink_metadata`).
+    pub fn of(meta: &fs::Metadata) -> Stamp {
         #[cfg(unix)]
         let (inode, changed_ns) = {
             use std::os::unix::fs::MetadataExt;

@@ -215,3 +215,73 @@ fn the_index_schema_file_matches_the_code() {
     );
     assert!(checked.violations.is_empty(), "{:?}", checked.violations);
 }
+
+/// `kb_find_docs` and `kb_list_tags` keep what they derived from the index and the documents
+/// between calls (issue #28), keyed by each file's stamp: every way a file changes must show in
+/// the very next call.
+#[test]
+fn the_catalog_tools_see_each_edit_at_the_next_call() {
+    use serde_json::{Value, json};
+    use std::ffi::OsStr;
+
+    let p = f1();
+    let config = p.root().join("lvsm.yaml");
+    let mut rpc = crate::rpc::Rpc::start(&[
+        OsStr::new("--project-root"),
+        p.root().as_os_str(),
+        OsStr::new("--config"),
+        config.as_os_str(),
+        OsStr::new("--embedding-provider"),
+        OsStr::new("none"),
+    ]);
+    let chars = |rpc: &mut crate::rpc::Rpc, id: &str| -> Value {
+        let r = rpc.call("kb_find_docs", json!({"format": "json"}));
+        let row = r["docs"].as_array().unwrap().iter().find(|d| d["id"] == id).cloned();
+        row.map_or(Value::Null, |d| d["chars"].clone())
+    };
+    let notes = "# 開発メモ\n\n全体構成の図は後で直す。\n";
+    assert_eq!(chars(&mut rpc, "notes"), json!(notes.chars().count()));
+    // kb_patch (this server).
+    let read: Value = serde_json::from_str(&p.ok(&["read", "docs/notes.md", "--json"])).unwrap();
+    let element = read["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["text"].as_str().unwrap().contains("全体構成"));
+    let pointer = element.unwrap()["pointer"].as_str().unwrap().to_owned();
+    let r = rpc.call(
+        "kb_patch",
+        json!({"request": {"path": "docs/notes.md", "operations": [
+            {"kind": "insert_after", "pointer": pointer, "markdown": "追記した段落。"}]}}),
+    );
+    assert!(r.is_object(), "{r}");
+    let patched = std::fs::read_to_string(p.root().join("docs/notes.md")).unwrap();
+    assert!(patched.contains("追記した段落。"), "{patched}");
+    assert_eq!(chars(&mut rpc, "notes"), json!(patched.chars().count()));
+    // Another process rewrites it with the same size (3 ASCII bytes become one 3-byte character).
+    let before = "# API reference\n\nSee [notes](../notes.md).\n";
+    assert_eq!(chars(&mut rpc, "api-en"), json!(before.chars().count()));
+    let same_size = before.replace("See", "見");
+    assert_eq!(same_size.len(), before.len());
+    p.write("docs/guide/api.en.md", &same_size);
+    assert_eq!(chars(&mut rpc, "api-en"), json!(same_size.chars().count()));
+    // A document that goes away, and comes back.
+    std::fs::remove_file(p.root().join("docs/guide/api.md")).unwrap();
+    assert_eq!(chars(&mut rpc, "api"), Value::Null);
+    p.write("docs/guide/api.md", "# API\n");
+    assert_eq!(chars(&mut rpc, "api"), json!(6));
+    // The index itself: a new title and a new tag show in both tools.
+    let tags = |rpc: &mut crate::rpc::Rpc| -> Vec<String> {
+        let r = rpc.call("kb_list_tags", json!({"format": "json"}));
+        r["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(tags(&mut rpc), ["設計", "topic:mcp", "旧タグ"]);
+    let index = INDEX
+        .replace("title: 開発メモ", "title: 開発の覚え書き")
+        .replace("  - name: 旧タグ\n", "  - name: 新タグ\n  - name: 旧タグ\n");
+    p.write("docs/index.yaml", &index);
+    assert_eq!(tags(&mut rpc), ["設計", "topic:mcp", "新タグ", "旧タグ"]);
+    let r = rpc.call("kb_find_docs", json!({"format": "json", "text": "覚え書き"}));
+    let ids: Vec<&str> = r["docs"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["notes"]);
+}

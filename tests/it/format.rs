@@ -124,3 +124,56 @@ fn an_index_of_a_newer_format_is_refused_in_one_sentence_until_forced() {
     assert_ne!(stored_schema_version(&project), "lvs-99");
     assert_eq!(project.search_paths("京都"), before);
 }
+
+/// Turns the project's index into what format `lvs-3` left: the link graph twice, as a redb
+/// `links` table and as `links.json`, and no `links.bin`.
+fn make_format_3_index(project: &Project) {
+    let dir = project.root().join(".local-vector-search-mcp");
+    std::fs::remove_file(dir.join("links.bin")).unwrap();
+    std::fs::write(dir.join("links.json"), br#"{"version":"1","generation":1,"docs":{}}"#).unwrap();
+    let db = Database::create(store_path(project)).unwrap();
+    let txn = db.begin_write().unwrap();
+    {
+        txn.open_table(MANIFEST).unwrap().insert("schema_version", "lvs-3").unwrap();
+        let links: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("links");
+        txn.open_table(links).unwrap().insert("docs/a.md", [1u8, 0, 0, 0].as_slice()).unwrap();
+    }
+    txn.commit().unwrap();
+}
+
+#[test]
+fn an_lvs_3_index_is_rebuilt_with_one_sentence_and_keeps_its_links_once() {
+    let project = Project::empty();
+    project.write("docs/a.md", "# A\n\n[b](b.md)\n");
+    project.write("docs/b.md", "# B\n\n[a](a.md#a)\n");
+    project.ok(&["reindex"]);
+    make_format_3_index(&project);
+
+    let out = project.run(&["reindex"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "reindex failed: {stderr}");
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN") || l.contains("format")).collect();
+    assert_eq!(said.len(), 1, "not one sentence: {stderr}");
+    assert!(said[0].contains("written in format lvs-3 by an older version"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("indexed 2 file(s)"));
+    assert_eq!(stored_schema_version(&project), "lvs-4");
+    let dir = project.root().join(".local-vector-search-mcp");
+    assert!(!dir.join("links.json").exists(), "the old snapshot was left behind");
+    assert!(dir.join("links.bin").is_file());
+    let db = Database::create(store_path(&project)).unwrap();
+    let tables: Vec<String> = db
+        .begin_read()
+        .unwrap()
+        .list_tables()
+        .unwrap()
+        .map(|t| redb::TableHandle::name(&t).to_owned())
+        .collect();
+    assert!(!tables.iter().any(|t| t == "links"), "{tables:?}");
+    drop(db);
+    let incoming: serde_json::Value =
+        serde_json::from_str(&project.ok(&["links", "docs/a.md", "--direction", "incoming", "--json"]))
+            .unwrap();
+    let from: Vec<&str> =
+        incoming["edges"].as_array().unwrap().iter().map(|e| e["from"].as_str().unwrap()).collect();
+    assert_eq!(from, ["docs/b.md"]);
+}

@@ -4,6 +4,7 @@ mod assets;
 mod autoindex;
 mod bounded;
 mod catalog;
+mod chunks;
 mod cli;
 mod corpus;
 mod edits;
