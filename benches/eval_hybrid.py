@@ -333,7 +333,7 @@ def stem(path):
 
 
 def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None, fetch_k=None, extra=None):
-    rr, hit1, hitk, errors, warned, lat, distinct = [], 0, 0, 0, 0, [], []
+    rr, hit1, hitk, errors, warned, lat, distinct, ranks = [], 0, 0, 0, 0, [], [], {}
     first_error = None
     for i, q in enumerate(queries):
         request = {"query": q["text"], "mode": mode, "topK": fetch_k or top_k, **(extra or {})}
@@ -361,6 +361,7 @@ def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None,
         distinct.append(len(ranked))
         rank = next((k for k, p in enumerate(ranked[:top_k], 1) if stem(p) in relevant), None)
         rr.append(1.0 / rank if rank else 0.0)
+        ranks[q["_id"]] = rank
         hit1 += rank == 1
         hitk += rank is not None
         if progress_every and (i + 1) % progress_every == 0:
@@ -379,7 +380,20 @@ def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None,
         "latency_mean_ms": statistics.fmean(lat) * 1e3,
         "latency_p50_ms": statistics.median(lat) * 1e3,
         "latency_p99_ms": lat[min(n - 1, int(0.99 * n))] * 1e3,
+        "ranks": ranks,
     }
+
+
+def by_split(ranks, corpus, top_k):
+    """MRR@k, R@1 and R@k of the tuning and the held-out half among the questions run."""
+    out = {}
+    for name, articles in zip(("tune", "held"), split_articles(corpus)):
+        r = [v for qid, v in ranks.items() if qid.split("p")[0] in articles]
+        if r:
+            out[name] = {"queries": len(r), f"mrr@{top_k}": sum(1.0 / v for v in r if v) / len(r),
+                         "recall@1": sum(v == 1 for v in r) / len(r),
+                         f"recall@{top_k}": sum(v is not None for v in r) / len(r)}
+    return out
 
 
 def main():
@@ -480,6 +494,11 @@ def main():
                   f"{r['latency_p50_ms']:>8.2f} {r['latency_p99_ms']:>8.2f}")
             if r["first_error"]:
                 print(f"  first error ({mode}): {r['first_error']}")
+            if args.split == "all":
+                r["by_split"] = by_split(r["ranks"], corpus, k)
+                for name, v in r["by_split"].items():
+                    print(f"  {name:<7} {v[f'mrr@{k}']:>8.4f} {v['recall@1']:>7.4f} {v[f'recall@{k}']:>7.4f}"
+                          f"  ({v['queries']} questions)")
 
         summary = {
             "dataset": "jsquad-valid",

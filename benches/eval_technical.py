@@ -159,8 +159,8 @@ def summarise(per_query, k=10):
         return {"queries": n, f"ndcg@{k}": sum(r[1] for r in rows) / n if n else 0.0,
                 f"mrr@{k}": sum(r[2] for r in rows) / n if n else 0.0,
                 f"recall@{k}": sum(r[3] for r in rows) / n if n else 0.0}
-    out = {"all": agg(per_query), "kind": {}, "corpus": {}}
-    for key, fn in (("kind", lambda q: q["kind"]), ("corpus", corpus_of)):
+    out = {"all": agg(per_query), "split": {}, "kind": {}, "corpus": {}}
+    for key, fn in (("split", lambda q: split_of(q["id"])), ("kind", lambda q: q["kind"]), ("corpus", corpus_of)):
         groups = {}
         for row in per_query:
             groups.setdefault(fn(row[0]), []).append(row)
@@ -224,11 +224,15 @@ def run_mode(server, queries, mode, top_k, fetch_k=None, extra=None, dump=None):
     return summary
 
 
+def split_of(qid):
+    return "tune" if int(qid.lstrip("t")) % 2 == 1 else "held"
+
+
 def print_table(results, k):
     print(f"{'mode':<9} {'group':<22} {'n':>4} {'nDCG@' + str(k):>8} {'MRR@' + str(k):>8} {'R@' + str(k):>7}")
     for mode, r in results.items():
-        rows = [("all", r["all"])] + [(f"kind {g}", v) for g, v in r["kind"].items()] + \
-               [(f"corpus {g}", v) for g, v in r["corpus"].items()]
+        rows = [("all", r["all"])] + [(f"split {g}", v) for g, v in r.get("split", {}).items()] + \
+               [(f"kind {g}", v) for g, v in r["kind"].items()] + [(f"corpus {g}", v) for g, v in r["corpus"].items()]
         for name, v in rows:
             print(f"{mode:<9} {name:<22} {v['queries']:>4} {v[f'ndcg@{k}']:>8.4f} {v[f'mrr@{k}']:>8.4f} "
                   f"{v[f'recall@{k}']:>7.4f}")
