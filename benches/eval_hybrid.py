@@ -292,7 +292,7 @@ class McpServer(Server):
 
 def reindex(server, timeout_s):
     """kb_reindex, then poll kb_status until it is done. Returns (seconds, status)."""
-    t0 = time.perf_counter()
+    t0 = last_log = time.perf_counter()
     _, err = server.call("kb_reindex", {"request": {}})
     if err:
         log(f"kb_reindex: {err} (polling kb_status anyway)")
@@ -305,6 +305,9 @@ def reindex(server, timeout_s):
             return time.perf_counter() - t0, status
         if time.perf_counter() - t0 > timeout_s:
             raise RuntimeError(f"reindex still running after {timeout_s} s: {json.dumps(indexing)[:500]}")
+        if time.perf_counter() - last_log >= 60:  # once a minute: how far the embedding is
+            last_log = time.perf_counter()
+            log(f"  {last_log - t0:.0f} s: vectors {json.dumps(status.get('vectors'))[:200]}")
         time.sleep(1.0)
 
 
