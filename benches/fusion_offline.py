@@ -8,7 +8,13 @@ as `src/vectors/mod.rs` would (weighted RRF over 1-based ranks, ties by key), th
 first 10 distinct paths against the qrels: MRR@10 and recall@10. No server, no model: a
 variant costs a second, so every one tried is listed, the losers too.
 
-Usage: fusion_offline.py DUMP.jsonl [--data ../shared/eval/jsquad-valid] [--json OUT]
+With --technical SET.jsonl the dump is `eval_technical.py --dump`'s and every variant is scored
+with that set's graded judgements (nDCG@10 and MRR@10, benches/quality/README.md). --split
+tune|held keeps the tuning or held-out half (JSQuAD: by article, eval_hybrid.split_articles;
+technical: odd or even ids), so a setting is chosen on one half and confirmed on the other.
+
+Usage: fusion_offline.py DUMP.jsonl [--data ../shared/eval/jsquad-valid] [--technical SET.jsonl]
+                         [--split all|tune|held] [--json OUT]
 """
 
 import argparse
@@ -89,28 +95,78 @@ def combsum(lex, vec, alpha):
     return [key for key, _ in sorted(s.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("dump")
-    ap.add_argument("--data", default=os.path.join(REPO, "..", "shared", "eval", "jsquad-valid"))
-    ap.add_argument("--json", default=None)
-    args = ap.parse_args()
-    qrels = read_qrels(os.path.join(args.data, "qrels", "passage.tsv"))
+def variant_grid():
+    """(name, fn(lex, all_terms, vec) -> ranked keys), every variant tried; the losers stay listed."""
+    out = [("lexical", lambda lex, at, vec: lex)]
+    for delta in (0, 0.02, 0.03, 0.04, 0.05, 0.06):
+        out.append((f"semantic, floor {delta}", lambda lex, at, vec, d=delta: [k for k, _ in floor_cut(vec, d, None)]))
+    for k in (100, 60, 20, 10):
+        for wl in (1, 1.5, 2, 3, 4):
+            for delta in (0, 0.03, 0.04, 0.05, 0.06):
+                for gate, tiers in ((False, False), (True, False), (True, True)):
+                    name = f"RRF k={k} wLex={wl} floor={delta}{' gate' if gate else ''}{' tiers' if tiers else ''}"
+                    out.append((name, lambda lex, at, vec, k=k, wl=wl, d=delta, g=gate, t=tiers:
+                                rrf(lex, floor_cut(vec, d, None), k, wl, gate=g, all_terms=at, tiers=t)))
+    out.append(("lexical-first (vector-only appended)", lambda lex, at, vec: rrf(lex, vec, 60, 1000)))
+    out.append(("vectors re-rank lexical pool only (RRF k=60 w=1)",
+                lambda lex, at, vec: rrf(lex, vec, 60, 1, gate=True, all_terms=1)))
+    for alpha in (0.3, 0.5, 0.7):
+        out.append((f"CombSUM alpha={alpha} (lexical rank-normalised + min-max cosine)",
+                    lambda lex, at, vec, a=alpha: combsum(lex, vec, a)))
+        out.append((f"CombSUM alpha={alpha} floor 0.05",
+                    lambda lex, at, vec, a=alpha: combsum(lex, floor_cut(vec, 0.05, None), a)))
+    return out
 
-    per_q = {}
-    path_of = {}
-    for line in open(args.dump, encoding="utf-8"):
+
+def load_dump(path):
+    per_q, info = {}, {}
+    for line in open(path, encoding="utf-8"):
         d = json.loads(line)
         q = per_q.setdefault(d["qid"], {})
         rows = []
         for r in d["results"]:
             key = f"{r['path']}::{r['pointer']}"
-            path_of[key] = r["path"]
+            info[key] = r
             rows.append((key, r.get("explain") or {}))
         q[d["mode"]] = rows
-    qids = [q for q in per_q if "lexical" in per_q[q] and "semantic" in per_q[q]]
-    print(f"{len(qids)} queries with both lists", file=sys.stderr)
+    return per_q, info
 
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dump")
+    ap.add_argument("--data", default=os.path.join(REPO, "..", "shared", "eval", "jsquad-valid"))
+    ap.add_argument("--technical", default=None, help="score with this graded set (eval_technical.py dump)")
+    ap.add_argument("--split", choices=["all", "tune", "held"], default="all")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    per_q, info = load_dump(args.dump)
+
+    if args.technical:
+        import eval_technical
+        queries = {q["id"]: q for q in eval_technical.read_set(args.technical, args.split)}
+        keep = set(queries)
+
+        def scorer(qid, keys):
+            ndcg, rr, hit = eval_technical.score(queries[qid], [info[k] for k in keys])
+            return {"ndcg@10": ndcg, "mrr@10": rr, "recall@10": float(hit)}
+    else:
+        qrels = read_qrels(os.path.join(args.data, "qrels", "passage.tsv"))
+        keep = None
+        if args.split != "all":
+            import eval_hybrid
+            corpus = eval_hybrid.read_jsonl(os.path.join(args.data, "corpus.jsonl"))
+            tune, held = eval_hybrid.split_articles(corpus)
+            articles = tune if args.split == "tune" else held
+            keep = {qid for qid in per_q if qid.split("p")[0] in articles}
+        path_of = {k: r["path"] for k, r in info.items()}
+
+        def scorer(qid, keys):
+            rr, hit = score(keys, path_of, qrels.get(qid, set()))
+            return {"mrr@10": rr, "recall@10": float(hit)}
+
+    qids = [q for q in per_q if "lexical" in per_q[q] and "semantic" in per_q[q] and (keep is None or q in keep)]
+    print(f"{len(qids)} queries with both lists (split {args.split})", file=sys.stderr)
     prepared = []
     for qid in qids:
         lex_rows = per_q[qid]["lexical"]
@@ -120,42 +176,21 @@ def main():
         prepared.append((qid, lex, all_terms, vec))
 
     variants = []
-
-    def add(name, fn):
-        rr = hit = 0.0
+    for name, fn in variant_grid():
+        sums = {}
         for qid, lex, all_terms, vec in prepared:
-            a, b = score(fn(lex, all_terms, vec), path_of, qrels.get(qid, set()))
-            rr += a
-            hit += b
-        n = len(prepared)
-        variants.append({"variant": name, "mrr@10": rr / n, "recall@10": hit / n})
-
-    add("lexical", lambda lex, at, vec: lex)
-    for delta in (0, 0.02, 0.03, 0.04, 0.05):
-        add(f"semantic, floor {delta}", lambda lex, at, vec, d=delta: [k for k, _ in floor_cut(vec, d, None)])
-    for k in (60, 20, 10):
-        for wl in (1, 1.5, 2, 3):
-            for delta in (0, 0.03, 0.04, 0.05):
-                for gate, tiers in ((False, False), (True, False), (True, True)):
-                    name = f"RRF k={k} wLex={wl} floor={delta}{' gate' if gate else ''}{' tiers' if tiers else ''}"
-                    add(name, lambda lex, at, vec, k=k, wl=wl, d=delta, g=gate, t=tiers:
-                        rrf(lex, floor_cut(vec, d, None), k, wl, gate=g, all_terms=at, tiers=t))
-    add("lexical-first (vector-only appended)", lambda lex, at, vec: rrf(lex, vec, 60, 1000))
-    add("vectors re-rank lexical pool only (RRF k=60 w=1)",
-        lambda lex, at, vec: rrf(lex, vec, 60, 1, gate=True, all_terms=1))
-    for alpha in (0.3, 0.5, 0.7):
-        add(f"CombSUM alpha={alpha} (lexical rank-normalised + min-max cosine)",
-            lambda lex, at, vec, a=alpha: combsum(lex, vec, a))
-        add(f"CombSUM alpha={alpha} floor 0.05",
-            lambda lex, at, vec, a=alpha: combsum(lex, floor_cut(vec, 0.05, None), a))
+            for m, v in scorer(qid, fn(lex, all_terms, vec)).items():
+                sums[m] = sums.get(m, 0.0) + v
+        variants.append({"variant": name, **{m: v / max(1, len(prepared)) for m, v in sums.items()}})
 
     with_at = sum(1 for p in prepared if p[2] > 0)
+    metrics = [m for m in ("ndcg@10", "mrr@10", "recall@10") if variants and m in variants[0]]
     print(f"queries whose lexical list has all-terms hits: {with_at}/{len(prepared)}")
-    print(f"{'variant':<64} {'MRR@10':>7} {'R@10':>7}")
+    print(f"{'variant':<64} " + " ".join(f"{m:>9}" for m in metrics))
     for v in variants:
-        print(f"{v['variant']:<64} {v['mrr@10']:>7.4f} {v['recall@10']:>7.4f}")
+        print(f"{v['variant']:<64} " + " ".join(f"{v[m]:>9.4f}" for m in metrics))
     if args.json:
-        json.dump(variants, open(args.json, "w"), indent=2)
+        json.dump({"split": args.split, "queries": len(prepared), "variants": variants}, open(args.json, "w"), indent=2)
 
 
 if __name__ == "__main__":

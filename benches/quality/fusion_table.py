@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""One Markdown table of every fusion variant on both halves of both sets, and the choice.
+
+Reads fusion-{jsquad,technical}-{tune,held}.json (fusion_offline.py --json) from DIR. The choice
+looks at the tuning halves only: the hybrid variant with the best mean of JSQuAD-tune MRR@10 and
+technical-tune nDCG@10 (ties: the earlier variant in fusion_offline's grid). Its held-out
+numbers are printed beside it, never used to choose.
+
+Usage: fusion_table.py DIR
+"""
+
+import json
+import os
+import sys
+
+
+def main():
+    d = sys.argv[1]
+    runs = {}
+    for ds in ("jsquad", "technical"):
+        for split in ("tune", "held"):
+            with open(os.path.join(d, f"fusion-{ds}-{split}.json"), encoding="utf-8") as f:
+                data = json.load(f)
+            runs[(ds, split)] = {v["variant"]: v for v in data["variants"]}
+            runs[(ds, split, "n")] = data["queries"]
+    names = list(runs[("jsquad", "tune")])
+    cols = [("jsquad", "tune", "mrr@10"), ("jsquad", "held", "mrr@10"),
+            ("technical", "tune", "ndcg@10"), ("technical", "held", "ndcg@10"),
+            ("technical", "tune", "mrr@10"), ("technical", "held", "mrr@10")]
+
+    def row(name):
+        return [runs[(ds, sp)].get(name, {}).get(m) for ds, sp, m in cols]
+
+    def tune_score(name):
+        r = row(name)
+        return (r[0] + r[2]) / 2
+
+    print("| variant | JSQuAD tune MRR | JSQuAD held MRR | tech tune nDCG | tech held nDCG | tech tune MRR | tech held MRR |")
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        print(f"| {name} | " + " | ".join("—" if v is None else f"{v:.4f}" for v in row(name)) + " |")
+    hybrids = [n for n in names if n.startswith("RRF")]
+    best = max(hybrids, key=lambda n: (tune_score(n), -hybrids.index(n)))
+    shipped = "RRF k=60 wLex=2 floor=0.04 gate tiers"
+    print()
+    print(f"questions: JSQuAD tune {runs[('jsquad', 'tune', 'n')]}, held {runs[('jsquad', 'held', 'n')]}; "
+          f"technical tune {runs[('technical', 'tune', 'n')]}, held {runs[('technical', 'held', 'n')]}")
+    for label, name in (("chosen on the tuning halves", best), ("shipped default", shipped), ("lexical", "lexical")):
+        r = row(name)
+        print(f"{label}: {name}: " + ", ".join(f"{ds} {sp} {m} {v:.4f}" for (ds, sp, m), v in zip(cols, r)))
+
+
+if __name__ == "__main__":
+    main()
