@@ -68,6 +68,16 @@ fn with_analyzer<T>(f: impl FnOnce(&mut Analyzer) -> T) -> T {
     })
 }
 
+/// The snippets hits on `texts` get for `query` ([`LexicalHit::snippet`]), made as a search
+/// makes them: the query analyzed once, then each text with this thread's analyzer (for
+/// benchmarks, which time snippets apart from the search).
+pub fn snippets_of(texts: &[String], query: &str) -> Vec<String> {
+    with_analyzer(|a| {
+        let plan = plan(query, a);
+        texts.iter().map(|t| snippet(t, &plan.terms, a)).collect()
+    })
+}
+
 /// Maps a tantivy error to the crate error; `doing` says what was being done.
 /// Whether `err` says the index files are damaged (truncated, missing, garbage, another format)
 /// rather than busy or unreachable.
