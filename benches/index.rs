@@ -303,6 +303,30 @@ fn run() -> Res<()> {
         }
     }
     let lat_k1 = Latency::of(&mut samples_k1);
+    // Snippets on their own: the texts of each query's hits (read once through a second reader
+    // of the same index), then the snippet of each, timed per hit and per query.
+    let reader = lvs::lexical::LexicalIndex::open_or_create(&index_dir.join("lexical")).map_err(|e| e.message)?;
+    let mut hit_texts: Vec<(&str, Vec<String>)> = Vec::with_capacity(queries.len());
+    for (q, _) in &queries {
+        let ids: Vec<u64> = reader.search(q, TOP_K as usize, None).map_err(|e| e.message)?.iter().map(|h| h.chunk_id).collect();
+        let texts = reader.stored_docs(&ids).map_err(|e| e.message)?.into_iter().map(|d| d.text).collect();
+        hit_texts.push((q.as_str(), texts));
+    }
+    drop(reader);
+    let (mut per_hit, mut per_query) = (Vec::new(), Vec::new());
+    for _ in 0..passes {
+        for (q, texts) in &hit_texts {
+            let t = Instant::now();
+            black_box(lvs::lexical::snippets_of(texts, q));
+            let took = t.elapsed();
+            per_query.push(took);
+            if !texts.is_empty() {
+                per_hit.push(took / texts.len() as u32);
+            }
+        }
+    }
+    let snip_hit = Latency::of(&mut per_hit);
+    let snip_query = Latency::of(&mut per_query);
     // Concurrency: the 200 queries once on 1 thread, then split over 8 threads sharing the
     // engine (as 8 MCP clients would). Readers share one tantivy searcher, so on 2 cores the
     // 8-thread wall time should be about half the sequential one.
@@ -455,6 +479,14 @@ fn run() -> Res<()> {
             "max_ms": ms(lat.max),
             "mean_ms": ms(lat.mean),
             "top_k_1_p50_ms": ms(lat_k1.p50),
+            "snippet": {
+                "per_hit_p50_us": ms(snip_hit.p50) * 1e3,
+                "per_hit_p99_us": ms(snip_hit.p99) * 1e3,
+                "per_query_p50_ms": ms(snip_query.p50),
+                "per_query_p99_ms": ms(snip_query.p99),
+                "share_of_p50": ms(snip_query.p50) / ms(lat.p50),
+                "note": "lexical::snippets_of over the stored texts of each query's hits (query analysis included once per query, as in a search); per hit = per query / hits",
+            },
             "top_k_1_p99_ms": ms(lat_k1.p99),
             "zero_results": zero_results,
             "errors": failed,
@@ -559,6 +591,12 @@ fn run() -> Res<()> {
         &format!("{:.3} ms", ms(lat_k1.p50)),
         "",
         &format!("{:.2}", ms(lat_k1.p50) / ms(lat.p50)),
+    );
+    row(
+        "  snippets of a query's hits p50 (per hit)",
+        &format!("{:.3} ms ({:.0} us)", ms(snip_query.p50), ms(snip_hit.p50) * 1e3),
+        "",
+        &format!("{:.2}", ms(snip_query.p50) / ms(lat.p50)),
     );
     row(
         &format!("{} queries on {CONCURRENT_THREADS} threads / 1 thread", queries.len()),

@@ -24,7 +24,9 @@
 #        LVS_BENCH_10X_FACTOR (default 10), LVS_BENCH_INDEX_EXE + LVS_BENCH_BIN (use these
 #        prebuilt executables instead of building), LVS_BENCH_ONLY_SMALL=1 (only step 7, the
 #        catalog and image benches: no corpus, a few minutes; with LVS_BENCH_CATALOG_EXE and
-#        LVS_BENCH_ASSETS_EXE to use prebuilt executables).
+#        LVS_BENCH_ASSETS_EXE to use prebuilt executables), LVS_BENCH_RECORD=1 (write the rows
+#        this run measured into benches/targets.json and the targets table of
+#        docs/performance.md; rows it did not measure keep their recorded run).
 # Numbers are only meaningful on an otherwise idle machine: the load average is printed first.
 set -euo pipefail
 
@@ -79,6 +81,11 @@ small_benches() {
   tail -n 1 "$OUT/assets.txt" > "$OUT/assets.json"
   load after-assets
 }
+# Which run this is, for every row of the targets table (benches/summary.py).
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+git diff --quiet HEAD -- src benches 2>/dev/null || commit="$commit+uncommitted"
+python3 -c 'import json, sys; json.dump({"date": sys.argv[1], "commit": sys.argv[2], "uptime": sys.argv[3]}, open(sys.argv[4], "w"))' \
+  "$(date -u '+%Y-%m-%d %H:%M UTC')" "$commit" "$(uptime)" "$OUT/run.json"
 : > "$OUT/loadavg.txt"
 load() { echo "$1 $(cat /proc/loadavg)" >> "$OUT/loadavg.txt"; }
 
@@ -148,4 +155,6 @@ if [ "${LVS_BENCH_KEEP_INDEX:-0}" != 1 ]; then
 fi
 fi
 
-python3 benches/summary.py "$OUT"
+# LVS_BENCH_RECORD=1: write this run's rows into benches/targets.json and docs/performance.md.
+record=(); [ "${LVS_BENCH_RECORD:-0}" = 1 ] && record=(--record)
+python3 benches/summary.py "$OUT" "${record[@]}"

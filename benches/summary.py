@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
 """The tables of `docs/performance.md` from one `benches/run.sh` results directory.
 
-Usage: python3 benches/summary.py RESULTS_DIR
+Usage: python3 benches/summary.py RESULTS_DIR [--record]
 
 Reads the JSON each step wrote (index.json, fts5.json, mcp.json, edit.json, corpus10x.json,
 catalog.json, assets.json; missing steps are reported as not run), writes summary.json, and
 prints two tables: docs/reference/product.md §6 with every baseline from the same run, and the current targets
 (issue #28). Each timed row carries the load average (1/5/15 min) recorded before its step
 (loadavg.txt), so a reader sees what else the machine was doing.
+
+The current-targets table is Markdown: the rows this run measured, with the run's date and commit
+(run.json, written by run.sh), and for every other row the latest recorded run of it from
+benches/targets.json, marked "not rerun". `--record` writes the merged rows back to
+benches/targets.json and replaces the table in docs/performance.md between its markers.
 """
 import json
 import os
 import sys
 
-out = sys.argv[1]
+out = [a for a in sys.argv[1:] if not a.startswith("--")][0]
 
 
 def optional(name):
@@ -98,87 +103,117 @@ if ix:
           f"machine {ix['machine']['cpu']}, {ix['machine']['cores']} cores ==")
     table(rows)
 
-# The current targets (issue #28), every row with its baseline from this run.
-rows = []
+# The current targets (issue #28), every row with its baseline from this run. Each row is a dict
+# (id, measure, bar, value, baseline, ratio, status, step); rows of steps this run did not take
+# come from benches/targets.json, the record of the latest run of each row, with that run's date.
+run_info = optional("run.json") or {}
+targets = []
+
+
+def target(rid, measure, bar, value, baseline, ratio, met, step):
+    status = "met" if met is True else "not met" if met is False else ""
+    targets.append({"id": rid, "measure": measure, "bar": bar, "value": value, "baseline": baseline,
+                    "ratio": ratio, "status": status, "load": loads.get(step, ""), "step": step})
+
+
 if ix:
     src = ix["files"]["source_bytes"]
-    row("index size on disk / Markdown", f"{fi['index_bytes'] / src:.2f}x ({mib(fi['index_bytes']):.0f} MiB)",
-        f"FTS5 unicode61 {u['db_bytes'] / src:.2f}x ({mib(u['db_bytes']):.0f} MiB)",
-        f"{fi['index_bytes'] / u['db_bytes']:.2f}x FTS5", "<= 1.3x, < FTS5")
-    row("full lexical index / lindera alone, 2 threads", f"{fi['seconds']:.2f} s",
-        f"lindera {fl['lindera_2t_seconds']:.2f} s", f"{ix['ratios']['full_index_over_lindera_2t']:.2f}x", "<= 2x", L1)
-    row("full lexical index / FTS5 unicode61 build", f"{fi['seconds']:.2f} s", f"FTS5 {u['build_seconds']:.2f} s",
-        f"{fi['seconds'] / u['build_seconds']:.2f}x", "<= 1.5x", L2)
-    if edit:
-        run = edit["runs"][0] if "runs" in edit else edit  # edit_latency.py: one run per --bin
-        pt, wt = run["patch_to_searchable_ms"], run["watch_to_searchable_minus_debounce_ms"]
-        floor = f"one kb_search {ks['p50_ms']:.1f} ms"
-        L4 = loads.get("after-mcp", "")
-        row("kb_patch -> searchable p50 / p99", f"{pt['p50']:.0f} / {pt['p99']:.0f} ms", floor,
-            f"{pt['p50'] / ks['p50_ms']:.1f}x", "< 30 / < 100 ms", L4)
-        row("external save -> searchable p50 (minus debounce)", f"{wt['p50']:.0f} ms (p99 {wt['p99']:.0f})", floor,
-            f"{wt['p50'] / ks['p50_ms']:.1f}x", "< 100 ms", L4)
-    else:
-        row("kb_patch / external save -> searchable", "not run", "", "", "")
-    row("lexical query p50 / p99 in-process", f"{q['p50_ms']:.2f} / {q['p99_ms']:.2f} ms",
-        f"FTS5 unicode61 {u['p50_ms']:.2f} / {u['p99_ms']:.2f} ms",
-        f"{q['p50_ms'] / u['p50_ms']:.2f}x", "< 1 ms / < 5 ms", L1)
-    row("lexical query p50 over MCP stdio", f"{ks['p50_ms']:.2f} ms", f"in-process {q['p50_ms']:.2f} ms",
-        f"{ks['p50_ms'] / q['p50_ms']:.2f}x", "< 2 ms", L3)
-    if c10:
-        one, ten, m10, cb = c10["one_x"], c10["ten_x"], c10["mcp_10x"], c10["corpus"]
-        L5 = loads.get("after-edit", "")
-        row(f"10x corpus ({cb['files']} files, {cb['bytes'] / 1e6:.0f} MB = "
-            f"{cb['bytes'] / cb['base_bytes']:.1f}x): index time",
-            f"{ten['full_seconds']:.1f} s", f"1x {one['full_seconds']:.1f} s",
-            f"{c10['ratios']['index_time']:.2f}x", "<= 10x", L5)
-        row("10x: kb_search p99 over MCP (p50)",
-            f"{m10['kb_search']['p99_ms']:.1f} ms ({m10['kb_search']['p50_ms']:.1f})",
-            f"1x {ks['p99_ms']:.1f} ms", f"{m10['kb_search']['p99_ms'] / ks['p99_ms']:.2f}x", "< 50 ms", L5)
-        row("10x: peak RSS of the full reindex", f"{ten['peak_rss_kb'] / 1024:.0f} MiB",
-            f"1x {one['peak_rss_kb'] / 1024:.0f} MiB", f"{c10['ratios']['peak_rss']:.2f}x", "< 1 GB", L5)
-        row("10x: server peak RSS after the searches", f"{m10['rss']['hwm_after_searches_kb'] / 1024:.0f} MiB",
-            f"1x {mcp['rss']['hwm_after_searches_kb'] / 1024:.0f} MiB",
-            f"{m10['rss']['hwm_after_searches_kb'] / max(mcp['rss']['hwm_after_searches_kb'], 1):.2f}x", "< 1 GB", L5)
-        row("10x: start -> initialize p50 (max)",
-            f"{m10['initialize']['p50_ms']:.1f} ms ({m10['initialize']['max_ms']:.1f})",
-            f"1x {init['p50_ms']:.1f} ms", f"{m10['initialize']['p50_ms'] / init['p50_ms']:.2f}x", "< 50 ms", L5)
-        row("10x: no-op reindex", f"{ten['noop_seconds']:.2f} s", f"1x {one['noop_seconds']:.2f} s",
-            f"{c10['ratios']['noop']:.2f}x", "", L5)
-        row("10x: index size / Markdown", f"{ten['index_bytes'] / cb['bytes']:.2f}x",
-            f"1x {one['index_bytes'] / cb['base_bytes']:.2f}x", f"{ten['index_bytes'] / one['index_bytes']:.2f}x of 1x",
-            "<= 10x of 1x", L5)
-    else:
-        row("10x corpus", "not run (LVS_BENCH_10X=0)", "", "", "")
-else:
-    row("corpus rows (index, FTS5, MCP, edits, 10x)", "not run (LVS_BENCH_ONLY_SMALL=1)", "", "", "")
+    target("lexical_vs_lindera", "full lexical index / lindera alone, 2 threads", "<= 2x",
+           f"{fi['seconds']:.2f} s", f"lindera {fl['lindera_2t_seconds']:.2f} s",
+           f"{ix['ratios']['full_index_over_lindera_2t']:.2f}x", ix["ratios"]["full_index_over_lindera_2t"] <= 2, "start")
+    target("lexical_vs_fts5", "full lexical index / FTS5 unicode61 build", "<= 1.5x", f"{fi['seconds']:.2f} s",
+           f"FTS5 {u['build_seconds']:.2f} s", f"{fi['seconds'] / u['build_seconds']:.2f}x",
+           fi["seconds"] / u["build_seconds"] <= 1.5, "after-index-bench")
+    target("index_size", "index size on disk / Markdown", "<= 1.3x, < FTS5",
+           f"{fi['index_bytes'] / src:.2f}x ({mib(fi['index_bytes']):.1f} MiB: tantivy {mib(fi['lexical_bytes']):.1f}, "
+           f"redb {mib(fi['store_bytes']):.1f}, links.json {mib(fi.get('links_bytes', 0)):.1f})",
+           f"FTS5 unicode61 {u['db_bytes'] / src:.2f}x", f"{fi['index_bytes'] / u['db_bytes']:.2f}x FTS5",
+           fi["index_bytes"] / src <= 1.3 and fi["index_bytes"] < u["db_bytes"], "after-index-bench")
+    target("query_inprocess", "lexical query p50 / p99, in-process", "< 1 / < 5 ms",
+           f"{q['p50_ms']:.2f} / {q['p99_ms']:.2f} ms",
+           f"FTS5 unicode61 {u['p50_ms']:.2f} / {u['p99_ms']:.2f} ms", f"{q['p50_ms'] / u['p50_ms']:.2f}x FTS5 p50",
+           q["p50_ms"] < 1 and q["p99_ms"] < 5, "start")
+    if "snippet" in q:
+        sn = q["snippet"]
+        target("query_snippets", "  its snippets: per returned hit p50 (topK 10 minus topK 1)", "",
+               f"{sn['per_hit_p50_us']:.0f} us", f"query topK 1 {q['top_k_1_p50_ms']:.2f} ms",
+               f"{sn['share_of_p50']:.2f} of p50", None, "start")
+    target("query_mcp", "kb_search over MCP stdio p50", "< 2 ms", f"{ks['p50_ms']:.2f} ms",
+           f"in-process {q['p50_ms']:.2f} ms", f"{ks['p50_ms'] / q['p50_ms']:.2f}x", ks["p50_ms"] < 2, "after-fts5")
+if edit:
+    run = edit["runs"][-1] if "runs" in edit else edit  # edit_latency.py: one run per --bin, ours last
+    pt, wt = run["patch_to_searchable_ms"], run["watch_to_searchable_minus_debounce_ms"]
+    rtt = run["baseline_search_rtt_ms"]["p50"]
+    target("patch_latency", "kb_patch -> searchable p50 / p99", "< 30 / < 100 ms", f"{pt['p50']:.1f} / {pt['p99']:.1f} ms",
+           f"one kb_search {rtt:.1f} ms", f"{pt['p50'] / rtt:.1f}x", pt["p50"] < 30 and pt["p99"] < 100, "after-mcp")
+    target("watch_latency", "external save -> searchable p50 (minus the 400 ms debounce)", "< 100 ms",
+           f"{wt['p50']:.0f} ms (p99 {wt['p99']:.0f})", f"one kb_search {rtt:.1f} ms", f"{wt['p50'] / rtt:.1f}x",
+           wt["p50"] < 100, "after-mcp")
+if c10:
+    one, ten, m10, cb = c10["one_x"], c10["ten_x"], c10["mcp_10x"], c10["corpus"]
+    target("c10_index", "10x corpus: index time / 1x", "<= 10x", f"{ten['full_seconds']:.1f} s",
+           f"1x {one['full_seconds']:.1f} s", f"{c10['ratios']['index_time']:.2f}x", c10["ratios"]["index_time"] <= 10,
+           "after-edit")
+    target("c10_query", "10x corpus: kb_search p99 over MCP, server peak RSS", "< 50 ms, < 1 GB",
+           f"{m10['kb_search']['p99_ms']:.1f} ms, {m10['rss']['hwm_after_searches_kb'] / 1024:.0f} MiB",
+           f"1x {mcp['kb_search']['p99_ms']:.1f} ms" if mcp else "", "",
+           m10["kb_search"]["p99_ms"] < 50 and m10["rss"]["hwm_after_searches_kb"] < 1e6, "after-edit")
 if cat:
     case = {c["case"]: c for c in cat["cases"]}
     fd, tags = case["kb_find_docs {} warm"], case["kb_list_tags {}"]
-    row(f"kb_find_docs {{}} at {cat['docs']:,} documents p50 (p90), {cat.get('build', 'unrecorded')} build", f"{fd['p50_ms']:.1f} ms ({fd['p90_ms']:.1f})",
-        f"kb_list_tags {tags['p50_ms']:.1f} ms", f"{fd['p50_ms'] / tags['p50_ms']:.2f}x", "< 20 ms",
-        loads.get("before-catalog", ""))
-    if "guard: one GuardWalk per call" in case:
-        now, old = case["guard: one GuardWalk per call"], case["guard: rel_path + stat per document"]
-        row(f"  its path-guard part, 1 thread: one walk per call", f"{now['p50_ms']:.1f} ms",
-            f"a walk per document {old['p50_ms']:.1f} ms", f"{now['p50_ms'] / old['p50_ms']:.2f}x", "",
-            loads.get("before-catalog", ""))
-else:
-    row("kb_find_docs {} at 5,000 documents", "not run", "", "", "")
+    target("find_docs", f"kb_find_docs {{}} at {cat['docs']:,} documents p50, {cat.get('build', 'unrecorded')} build",
+           "< 20 ms", f"{fd['p50_ms']:.1f} ms (p90 {fd['p90_ms']:.1f})", f"kb_list_tags {tags['p50_ms']:.1f} ms",
+           f"{fd['p50_ms'] / tags['p50_ms']:.2f}x", fd["p50_ms"] < 20 if cat.get("build") == "release" else None,
+           "before-catalog")
 if ast:
-    row(f"kb_list_images page of 200 at {ast['images']:,} images, first / second, {ast.get('build', 'unrecorded')} build",
-        f"{ast['list_page_first_ms']:.1f} / {ast['list_page_second_ms']:.1f} ms",
-        f"all {-(-ast['images'] // 200)} pages {ast['list_all_pages_ms']:.0f} ms", "", "< 30 ms",
-        loads.get("before-assets", ""))
-    if "listing_cached_ms" in ast:
-        row("  its listing: cached vs a walk of the root", f"{ast['listing_cached_ms']:.1f} ms",
-            f"walk {ast['listing_walk_ms']:.1f} ms", f"{ast['listing_cached_ms'] / ast['listing_walk_ms']:.2f}x", "",
-            loads.get("before-assets", ""))
-else:
-    row("kb_list_images page at 5,000 images", "not run", "", "", "")
+    target("list_images", f"kb_list_images page of 200 at {ast['images']:,} images, first / second, "
+           f"{ast.get('build', 'unrecorded')} build", "< 30 ms",
+           f"{ast['list_page_first_ms']:.1f} / {ast['list_page_second_ms']:.1f} ms",
+           f"all {-(-ast['images'] // 200)} pages {ast['list_all_pages_ms']:.0f} ms", "",
+           max(ast["list_page_first_ms"], ast["list_page_second_ms"]) < 30, "before-assets")
+
+this_run = {"date": run_info.get("date", "date unrecorded"), "commit": run_info.get("commit", "commit unrecorded")}
+for t in targets:
+    t["run"] = dict(this_run, load=t.pop("load"))
+record_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "targets.json")
+record = json.load(open(record_path)) if os.path.exists(record_path) else {"rows": []}
+fresh = {t["id"] for t in targets}
+merged = targets + [r for r in record["rows"] if r["id"] not in fresh]
+order = {r["id"]: i for i, r in enumerate(record["rows"])}
+merged.sort(key=lambda r: order.get(r["id"], len(order)))
+json.dump({"rows": merged}, open(os.path.join(out, "targets.json"), "w"), ensure_ascii=False, indent=2)
+
+
+def markdown(rows):
+    lines = ["| measure | bar | latest | same-run baseline | ratio | status | run (date, commit, load 1/5/15 min) |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ru = r["run"]
+        where = f"{ru['date']}, `{ru['commit']}`" + (f", load {ru['load']}" if ru.get("load") else "")
+        if r["id"] not in fresh:
+            where = "not rerun: " + where
+        lines.append(f"| {r['measure']} | {r['bar']} | {r['value']} | {r['baseline']} | {r['ratio']} | "
+                     f"{r['status']} | {where} |")
+    return "\n".join(lines)
+
+
+table_md = markdown(merged)
+open(os.path.join(out, "targets.md"), "w").write(table_md + "\n")
+if "--record" in sys.argv:
+    # benches/targets.json and the table of docs/performance.md between its markers
+    json.dump({"rows": merged}, open(record_path, "w"), ensure_ascii=False, indent=2)
+    open(record_path, "a").write("\n")
+    doc = os.path.join(os.path.dirname(record_path), "..", "docs", "performance.md")
+    text = open(doc).read()
+    begin, end = "<!-- targets:begin (benches/summary.py --record) -->", "<!-- targets:end -->"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + begin + "\n" + table_md + "\n" + end + rest.split(end, 1)[1]
+        open(doc, "w").write(text)
+    print(f"recorded: {record_path} and the targets table of docs/performance.md", file=sys.stderr)
 print()
-print("== current targets (issue #28) ==")
-table(rows)
+print("== current targets (issue #28; rows not rerun come from benches/targets.json) ==")
+print(table_md)
 if os.path.exists(os.path.join(out, "loadavg.txt")):
     print("\nload average (1/5/15 min) at each step:")
     print(open(os.path.join(out, "loadavg.txt")).read().rstrip())

@@ -19,6 +19,7 @@
 //! token stream copies each into one reused [`Token`].
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -117,11 +118,22 @@ pub(crate) fn ensure_ready() -> Result<()> {
     })
 }
 
+/// Distinct compounds an analyzer remembers the decomposition of; the cache is emptied when full
+/// (a corpus has far fewer distinct long nouns than this, so it rarely is).
+const MAX_CACHED_COMPOUNDS: usize = 65_536;
+
+/// The decompose-mode split of one compound, as [`emit_compound`] emits it: each part's byte
+/// range in the compound and its class; `None` when decompose mode keeps it whole.
+type Decomposition = Option<Box<[(u32, u32, Class)]>>;
+
 /// Reusable analysis state: normalisation buffers, the Viterbi lattice and the output.
 pub(crate) struct Analyzer {
     norm: Normalized,
     lattice: Lattice,
     parts: Vec<(usize, usize)>,
+    /// Decompositions of the long nouns seen so far (a second lindera pass per occurrence cost
+    /// as much as a fifth of the analysis; the same compounds recur through a corpus).
+    compounds: HashMap<Box<str>, Decomposition>,
     /// The output of the last [`Analyzer::run`].
     tokens: Vec<AToken>,
     /// The token texts, back to back.
@@ -135,6 +147,7 @@ impl Analyzer {
             norm: Normalized::default(),
             lattice: Lattice::default(),
             parts: Vec::new(),
+            compounds: HashMap::new(),
             tokens: Vec::new(),
             arena: String::new(),
         }
@@ -155,7 +168,7 @@ impl Analyzer {
         self.tokens.clear();
         self.arena.clear();
         self.norm.normalize(text);
-        let Analyzer { norm, lattice, parts, tokens, arena } = self;
+        let Analyzer { norm, lattice, parts, compounds, tokens, arena } = self;
         let mut emitter = Emitter { norm, tokens, arena, position: 0 };
         let s = emitter.norm.text.as_str();
         let mut other_start = 0;
@@ -163,7 +176,7 @@ impl Analyzer {
         while let Some(c) = s[i..].chars().next() {
             if is_word_char(c) {
                 if other_start < i {
-                    segment_other(&mut emitter, lattice, other_start, i);
+                    segment_other(&mut emitter, lattice, compounds, other_start, i);
                 }
                 i = scan_word_run(&mut emitter, parts, i);
                 other_start = i;
@@ -172,7 +185,7 @@ impl Analyzer {
             }
         }
         if other_start < s.len() {
-            segment_other(&mut emitter, lattice, other_start, s.len());
+            segment_other(&mut emitter, lattice, compounds, other_start, s.len());
         }
     }
 }
@@ -406,7 +419,13 @@ fn is_kanji(c: char) -> bool {
 /// it, the parts become the primary tokens and the compound an alternate spanning them, like
 /// an identifier (`関西国際空港` → `関西`+`関西国際空港`, `国際`, `空港`). Splitting the word
 /// on its own, not in context, keeps the parts the same wherever the word appears.
-fn segment_other(em: &mut Emitter<'_>, lattice: &mut Lattice, a: usize, b: usize) {
+fn segment_other(
+    em: &mut Emitter<'_>,
+    lattice: &mut Lattice,
+    compounds: &mut HashMap<Box<str>, Decomposition>,
+    a: usize,
+    b: usize,
+) {
     let s = &em.norm.text[a..b];
     if !s.chars().any(is_alnum) {
         return;
@@ -425,7 +444,7 @@ fn segment_other(em: &mut Emitter<'_>, lattice: &mut Lattice, a: usize, b: usize
         let (class, has_base) = word_info(segs, &t, surface);
         if class == Class::Noun
             && is_compound_candidate(surface)
-            && emit_compound(em, lattice, surface, a + from)
+            && emit_compound(em, lattice, compounds, surface, a + from)
         {
             continue;
         }
@@ -483,33 +502,56 @@ fn class_of(code: u8) -> Class {
 
 /// Emits the compound `surface` (at normalised offset `at`) as its decompose-mode parts plus
 /// the whole. Returns false, emitting nothing, when decompose mode keeps it in one piece.
-fn emit_compound(em: &mut Emitter<'_>, lattice: &mut Lattice, surface: &str, at: usize) -> bool {
-    let Ok(segs) = segmenters() else { return false };
-    let Ok(parts) = segs.decompose.segment_with_lattice(Cow::Borrowed(surface), lattice) else {
-        return false;
+/// The split of each distinct compound is computed once per analyzer ([`decompose`]).
+fn emit_compound(
+    em: &mut Emitter<'_>,
+    lattice: &mut Lattice,
+    compounds: &mut HashMap<Box<str>, Decomposition>,
+    surface: &str,
+    at: usize,
+) -> bool {
+    let parts = match compounds.get(surface) {
+        Some(parts) => parts,
+        None => {
+            if compounds.len() >= MAX_CACHED_COMPOUNDS {
+                compounds.clear();
+            }
+            let parts = decompose(lattice, surface);
+            compounds.entry(surface.into()).or_insert(parts)
+        }
     };
-    let parts: Vec<_> = parts
-        .into_iter()
-        .filter(|p| surface.get(p.byte_start..p.byte_end).is_some_and(|x| x.chars().any(is_alnum)))
-        .collect();
-    if parts.len() < 2 {
-        return false;
-    }
+    let Some(parts) = parts else { return false };
     let first = em.position;
-    for (k, p) in parts.iter().enumerate() {
-        let part = &surface[p.byte_start..p.byte_end];
-        let class = match word_info(segs, p, part).0 {
-            Class::Function => Class::Function,
-            _ => Class::Noun,
-        };
+    for (k, &(from, to, class)) in parts.iter().enumerate() {
+        let (from, to) = (from as usize, to as usize);
         let position = em.position;
-        em.push(part, at + p.byte_start, at + p.byte_end, position, 1, Kind::Primary(class));
+        em.push(&surface[from..to], at + from, at + to, position, 1, Kind::Primary(class));
         if k == 0 {
             em.push(surface, at, at + surface.len(), first, parts.len(), Kind::Whole);
         }
         em.position += 1;
     }
     true
+}
+
+/// The decompose-mode split of `surface` taken on its own: the parts that hold a letter or
+/// digit, each a noun unless the dictionary calls it a function word; `None` when fewer than two
+/// such parts come out.
+fn decompose(lattice: &mut Lattice, surface: &str) -> Decomposition {
+    let segs = segmenters().ok()?;
+    let parts = segs.decompose.segment_with_lattice(Cow::Borrowed(surface), lattice).ok()?;
+    let parts: Vec<(u32, u32, Class)> = parts
+        .iter()
+        .filter_map(|p| {
+            let part = surface.get(p.byte_start..p.byte_end).filter(|x| x.chars().any(is_alnum))?;
+            let class = match word_info(segs, p, part).0 {
+                Class::Function => Class::Function,
+                _ => Class::Noun,
+            };
+            Some((u32::try_from(p.byte_start).ok()?, u32::try_from(p.byte_end).ok()?, class))
+        })
+        .collect();
+    (parts.len() >= 2).then(|| parts.into_boxed_slice())
 }
 
 /// Verbs too common to mean anything as a query term (by base form).

@@ -39,6 +39,21 @@ const MIN_HEAP_PER_THREAD: usize = 15_000_000;
 /// tantivy's maximum indexing memory per thread, with a margin.
 const MAX_HEAP_PER_THREAD: usize = (u32::MAX as usize) - 2_000_000;
 
+/// Segments of up to this many chunks count as one size class when merging (tantivy's default
+/// is 10,000, which put an edit's one-chunk segment in the class of the full index's segments of
+/// a few thousand chunks: every eighth segment an edit left started a merge of whole index
+/// segments, a second of one core's time beside the next edits; see docs/performance.md,
+/// "Edit latency, issue #28").
+const MERGE_MIN_LAYER_DOCS: u32 = 64;
+
+/// The writer's merge policy: tantivy's log-size policy with small segments in their own size
+/// classes, so the segments edits leave are merged among themselves.
+fn merge_policy() -> tantivy::indexer::LogMergePolicy {
+    let mut policy = tantivy::indexer::LogMergePolicy::default();
+    policy.set_min_layer_size(MERGE_MIN_LAYER_DOCS);
+    policy
+}
+
 /// Second-tier candidates re-ranked by the number of clauses they match.
 const SECOND_TIER_POOL: usize = 50;
 
@@ -65,6 +80,16 @@ fn with_analyzer<T>(f: impl FnOnce(&mut Analyzer) -> T) -> T {
     ANALYZER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut a) => f(&mut a),
         Err(_) => f(&mut Analyzer::new()),
+    })
+}
+
+/// The snippets hits on `texts` get for `query` ([`LexicalHit::snippet`]), made as a search
+/// makes them: the query analyzed once, then each text with this thread's analyzer (for
+/// benchmarks, which time snippets apart from the search).
+pub fn snippets_of(texts: &[String], query: &str) -> Vec<String> {
+    with_analyzer(|a| {
+        let plan = plan(query, a);
+        texts.iter().map(|t| snippet(t, &plan.terms, a)).collect()
     })
 }
 
@@ -319,10 +344,11 @@ impl LexicalIndex {
             .memory_budget_per_thread(per_thread)
             .num_merge_threads(1)
             .build();
-        let writer = self
+        let writer: IndexWriter = self
             .index
             .writer_with_options(options)
             .map_err(|e| map_err("Opening the lexical index writer", e))?;
+        writer.set_merge_policy(Box::new(merge_policy()));
         Ok(LexicalWriter {
             writer,
             committed: self.fresh.committed.clone(),

@@ -144,6 +144,8 @@ pub struct LexicalHit {
     pub snippet: String,
 }
 
+pub use index::snippets_of;
+
 /// The analyzer's tokens for `text`, in position order (alternates such as a whole identifier
 /// or a base form follow the token whose position they share). For tests and debugging.
 pub fn analyze(text: &str) -> Vec<String> {

@@ -249,6 +249,26 @@ fn a_word_inside_a_compound_matches() {
 }
 
 #[test]
+fn a_compound_seen_again_splits_the_same_way() {
+    // The second and later occurrences come from the analyzer's cache of decompositions: the
+    // same parts, positions and offsets as the first, and as a fresh analyzer gives.
+    let text = "関西国際空港に着いた。関西国際空港から出た。";
+    let mut cached = Analyzer::new();
+    let once = |a: &mut Analyzer, t: &str| -> Vec<(String, usize, usize, usize)> {
+        a.run(t);
+        a.tokens().iter().map(|k| (a.text(k).to_string(), k.position, k.offset_from, k.offset_to)).collect()
+    };
+    let first = once(&mut cached, text);
+    let again = once(&mut cached, text);
+    let fresh = once(&mut Analyzer::new(), text);
+    assert_eq!(first, again);
+    assert_eq!(first, fresh);
+    let second: Vec<&str> =
+        first.iter().filter(|t| t.2 >= "関西国際空港に着いた。".len()).map(|t| t.0.as_str()).collect();
+    assert_eq!(&second[..4], &["関西", "関西国際空港", "国際", "空港"], "{first:?}");
+}
+
+#[test]
 fn a_missing_word_never_empties_the_result() {
     let index = index_of(&["会議の議事録", "天気の話", "会議室の予算"]);
     assert_eq!(ids(&index, "会議 予算"), vec![3, 1]);
