@@ -366,7 +366,8 @@ fn search_config(cli: &CliOverrides, search: file::SearchFile) -> Result<SearchC
             v => v,
         },
         max_per_file: match search.max_per_file {
-            None | Some(0) => search_defaults.max_per_file,
+            None => search_defaults.max_per_file,
+            Some(0) => None,
             Some(n) if n < 0 => {
                 return Err(Error::invalid_argument("search.maxPerFile must be 0 (no limit) or more."));
             }
@@ -391,6 +392,15 @@ fn ranking(search: &file::SearchFile, d: LexicalRanking) -> Result<LexicalRankin
             Some(_) => {
                 return Err(Error::invalid_argument(
                     "search.proximitySlop must be a whole number from 0 to 64.",
+                ));
+            }
+        },
+        proximity_reach: match search.proximity_reach {
+            None => d.proximity_reach,
+            Some(n) if (1..=16).contains(&n) => n as u32,
+            Some(_) => {
+                return Err(Error::invalid_argument(
+                    "search.proximityReach must be a whole number from 1 to 16.",
                 ));
             }
         },

@@ -42,6 +42,9 @@ const MAX_HEAP_PER_THREAD: usize = (u32::MAX as usize) - 2_000_000;
 /// Second-tier candidates re-ranked by the number of clauses they match.
 const SECOND_TIER_POOL: usize = 50;
 
+/// Most proximity pairs one query adds (a long question pairs its first clauses only).
+const MAX_PROXIMITY_PAIRS: usize = 64;
+
 /// Chunk text reaches the analyzer in pieces of at most this many bytes (values of one field), so
 /// one huge paragraph costs bounded analyzer memory: whole, a 31 MB single-line chunk took 577 MB.
 const TEXT_PIECE_BYTES: usize = 64 * 1024;
@@ -467,10 +470,11 @@ impl LexicalIndex {
             let more = top_k_in_scope(&searcher, rest.as_ref(), pool, scope)?;
             let counts = clause_counts(&searcher, &self.fields, &plan, &more)?;
             let mut keyed: Vec<(usize, Candidate)> = counts.into_iter().zip(more).collect();
-            // Second tier: the share of the query's clauses a chunk matches plus its BM25 score
-            // relative to the pool's best (both in [0, 1]). Counting clauses alone let three
-            // common words beat two rare ones; BM25 alone lost the coordination signal
-            // (docs/performance.md, issue 17).
+            // Second tier: the share of the query's clauses a chunk matches (weighted by
+            // `RankWeights::coordination`) plus its BM25 score relative to the pool's best (both
+            // in [0, 1]). Counting clauses alone let three common words beat two rare ones; BM25
+            // alone lost the coordination signal (docs/performance.md, issue 17; the weight:
+            // docs/design/retrieval.md, "Lexical ranking").
             let clauses = plan.strict.len().max(1) as f32;
             let best = keyed.iter().map(|k| k.1.score).fold(0.0f32, f32::max).max(f32::MIN_POSITIVE);
             let share = weights.coordination / clauses;
@@ -798,17 +802,22 @@ fn clause_leaves(f: &Fields, c: &Clause, w: &RankWeights, scale: f32) -> Vec<(Oc
     subs
 }
 
-/// The proximity leaves: for each two consecutive strict clauses, the last token of the first
-/// and the first token of the second as a sloppy phrase over the text, boosted by
-/// [`RankWeights::proximity`] (none when it is 0). Rewards a section where the query's words
-/// stand together over a sibling where they are scattered.
+/// The proximity leaves: for each two strict clauses at most [`RankWeights::proximity_reach`]
+/// apart in the query, the last token of the first and the first token of the second as a
+/// sloppy phrase over the text (tantivy's slop is a distance, so either order counts), boosted
+/// by [`RankWeights::proximity`] (none when it is 0). Rewards a section where the query's
+/// words stand together over a sibling where they are scattered.
 fn proximity_leaves(f: &Fields, plan: &Plan, w: &RankWeights) -> Vec<(Occur, Box<dyn Query>)> {
     if w.proximity <= 0.0 {
         return Vec::new();
     }
     let mut out: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    for pair in plan.strict.windows(2) {
-        let (Some((_, a)), Some((b, _))) = (pair[0].ends(), pair[1].ends()) else { continue };
+    let reach = w.proximity_reach.max(1) as usize;
+    let pairs = (0..plan.strict.len())
+        .flat_map(|i| (i + 1..plan.strict.len().min(i + 1 + reach)).map(move |j| (i, j)))
+        .take(MAX_PROXIMITY_PAIRS);
+    for (i, j) in pairs {
+        let (Some((_, a)), Some((b, _))) = (plan.strict[i].ends(), plan.strict[j].ends()) else { continue };
         if a == b {
             continue;
         }

@@ -39,6 +39,9 @@ pub struct RankWeights {
     pub proximity: f32,
     /// Extra positions allowed between two consecutive query words (`search.proximitySlop`).
     pub proximity_slop: u32,
+    /// How many clauses ahead a clause is paired with for the proximity boost: 1 pairs
+    /// neighbours only, 2 also every second clause, … (`search.proximityReach`).
+    pub proximity_reach: u32,
     /// Weight of a verb, adjective or adverb clause against a noun or name clause
     /// (`search.contentWordWeight`).
     pub content_word: f32,
@@ -53,11 +56,12 @@ impl Default for RankWeights {
     fn default() -> Self {
         RankWeights {
             heading: 2.0,
-            proximity: 0.0,
+            proximity: 1.0,
             proximity_slop: 2,
-            content_word: 1.0,
+            proximity_reach: 3,
+            content_word: 0.5,
             loose: 1.0,
-            coordination: 1.0,
+            coordination: 2.0,
         }
     }
 }

@@ -393,6 +393,7 @@ pub fn rank_weights(config: &SearchConfig) -> RankWeights {
         heading: r.heading_weight as f32,
         proximity: r.proximity_weight as f32,
         proximity_slop: r.proximity_slop,
+        proximity_reach: r.proximity_reach,
         content_word: r.content_word_weight as f32,
         loose: r.loose_weight as f32,
         coordination: r.coordination_weight as f32,

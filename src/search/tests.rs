@@ -294,7 +294,9 @@ fn hybrid_fusion_lets_vectors_rerank_but_not_intrude_when_every_word_was_found()
 #[test]
 fn max_per_file_comes_from_the_request_or_the_config() {
     let mut c = config();
-    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, None, "no limit by default");
+    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, Some(3), "three by default");
+    c.max_per_file = None;
+    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, None);
     c.max_per_file = Some(2);
     assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, Some(2));
     let one = SearchRequest { max_per_file: Some(1), ..request("x") };

@@ -31,8 +31,12 @@ fn paths(r: &Value) -> Vec<String> {
 #[test]
 fn max_per_file_makes_room_for_other_documents_in_kb_search_the_cli_and_the_config() {
     let p = project();
-    // Without a limit, the long document fills the top three.
-    assert_eq!(paths(&p.search("設計", &["--top-k", "3"])), ["long.md", "long.md", "long.md"]);
+    // Without a limit, the long document fills the top five; the default keeps three of them.
+    let all = ["long.md"; 5];
+    assert_eq!(paths(&p.search("設計", &["--top-k", "5", "--max-per-file", "0"])), all);
+    let three = paths(&p.search("設計", &["--top-k", "5"]));
+    assert_eq!(three.iter().filter(|p| *p == "long.md").count(), 3, "{three:?}");
+    assert_eq!(three.len(), 5, "{three:?}");
     // The CLI option: one hit per file, the other two documents come in.
     let one = paths(&p.search("設計", &["--top-k", "3", "--max-per-file", "1"]));
     assert_eq!(one[0], "long.md", "the best hit stays first: {one:?}");
@@ -60,9 +64,9 @@ fn max_per_file_makes_room_for_other_documents_in_kb_search_the_cli_and_the_conf
     assert_eq!(got, ["long.md", "other/a.md", "other/b.md"], "{r}");
     let r = rpc.call(
         "kb_search",
-        json!({"request": {"query": "設計", "mode": "lexical", "topK": 3, "maxPerFile": 0}}),
+        json!({"request": {"query": "設計", "mode": "lexical", "topK": 5, "maxPerFile": 0}}),
     );
-    assert_eq!(paths(&r), ["long.md", "long.md", "long.md"], "maxPerFile 0 lifts the limit: {r}");
+    assert_eq!(paths(&r), all, "maxPerFile 0 lifts the limit: {r}");
     // A negative limit is one sentence, and the server keeps serving.
     let frame = rpc.call_raw("kb_search", json!({"request": {"query": "設計", "maxPerFile": -1}}));
     let text = frame["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
