@@ -262,6 +262,7 @@ fn run() -> Res<()> {
         exclude_globs: None,
         filters: None,
         explain: None,
+        max_per_file: None,
     };
     let req = |q: &str| req_k(q, TOP_K);
     // The first search opens the index reader: reported on its own.

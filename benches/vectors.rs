@@ -290,6 +290,7 @@ fn bench_engine(corpus: &str) -> Res<Value> {
             exclude_globs: None,
             filters: None,
             explain: None,
+            max_per_file: None,
         };
         engine.search(&req(&queries[0])).map_err(|e| e.message)?; // warm-up (opens readers)
         let mut samples = Vec::new();

@@ -85,7 +85,17 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             let result = reindex_with_progress(&engine, ReindexOptions { all, force })?;
             if json { print_json(&result) } else { print_text(&render::reindex(&result)) }
         }
-        Command::Search { query, mode, top_k, include_globs, exclude_globs, filters, explain, json } => {
+        Command::Search {
+            query,
+            mode,
+            top_k,
+            max_per_file,
+            include_globs,
+            exclude_globs,
+            filters,
+            explain,
+            json,
+        } => {
             if !engine.index_exists() {
                 tracing::info!("no index yet; building it first");
                 reindex_with_progress(&engine, ReindexOptions::default())?;
@@ -102,6 +112,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
                 exclude_globs: (!exclude_globs.is_empty()).then_some(exclude_globs),
                 filters: (!filters.is_empty()).then_some(filters),
                 explain: explain.then_some(true),
+                max_per_file: max_per_file.map(|n| n as i64),
             };
             let response = engine.search(&request)?;
             if json { print_json(&response) } else { print_text(&render::search(&response, color)) }

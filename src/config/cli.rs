@@ -129,6 +129,9 @@ pub enum Command {
         /// Number of results (at most 50); default search.maxResults.
         #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = count("--top-k"))]
         top_k: Option<usize>,
+        /// At most N hits per file; default search.maxPerFile; 0: no limit.
+        #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = whole("--max-per-file"))]
+        max_per_file: Option<usize>,
         /// Only documents matching this glob; repeatable.
         #[arg(long = "include-glob", value_name = "GLOB", allow_hyphen_values = true, value_parser = text("--include-glob"))]
         include_globs: Vec<String>,
@@ -620,6 +623,16 @@ fn count(option: &'static str) -> impl Fn(&str) -> Result<usize, String> + Clone
             Ok(n) if n > 0 => Ok(n),
             _ => Err(format!("{option} must be a whole number greater than 0, not '{v}'.")),
         }
+    }
+}
+
+/// The parser of a whole number option (0 allowed).
+fn whole(option: &'static str) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    move |v: &str| {
+        let v = text(option)(v)?;
+        v.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("{option} must be a whole number (0 or more), not '{v}'."))
     }
 }
 

@@ -173,6 +173,35 @@ pub(crate) struct SearchFile {
     pub semantic_floor: Option<f64>,
     /// Vector candidates below this cosine similarity are dropped (null: no absolute floor).
     pub semantic_min_similarity: Option<f64>,
+    /// Most hits one file may have in a result (0: no limit); a request's `maxPerFile`
+    /// overrides it.
+    #[schemars(range(min = 0), extend("default" = 3))]
+    pub max_per_file: Option<i64>,
+    /// Lexical ranking: weight of a match in the heading path against one in the text.
+    #[schemars(range(min = 0.0), extend("default" = 2.0))]
+    pub heading_weight: Option<f64>,
+    /// Lexical ranking: weight of the bonus for two consecutive query words standing together
+    /// in the text, in query order (0 disables).
+    #[schemars(range(min = 0.0), extend("default" = 1.0))]
+    pub proximity_weight: Option<f64>,
+    /// Lexical ranking: extra positions allowed between two consecutive query words for the
+    /// proximity bonus.
+    #[schemars(range(min = 0), extend("default" = 2))]
+    pub proximity_slop: Option<i64>,
+    /// Lexical ranking: how many query words ahead a word is paired with for the proximity
+    /// bonus (1: neighbours only).
+    #[schemars(range(min = 1, max = 16), extend("default" = 3))]
+    pub proximity_reach: Option<i64>,
+    /// Lexical ranking: weight of a verb, adjective or adverb against a noun or name.
+    #[schemars(range(min = 0.0), extend("default" = 0.5))]
+    pub content_word_weight: Option<f64>,
+    /// Lexical ranking: weight of a part of a compound the query has whole.
+    #[schemars(range(min = 0.0), extend("default" = 1.0))]
+    pub loose_weight: Option<f64>,
+    /// Lexical ranking: weight of the share of query words a partial match has, against its
+    /// BM25 score.
+    #[schemars(range(min = 0.0), extend("default" = 2.0))]
+    pub coordination_weight: Option<f64>,
 }
 
 /// `knowledgeBase`.
@@ -488,6 +517,14 @@ const KNOWN_ROOT: Known = &[
             ("lexicalWeight", Node::Leaf),
             ("semanticFloor", Node::Leaf),
             ("semanticMinSimilarity", Node::Leaf),
+            ("maxPerFile", Node::Leaf),
+            ("headingWeight", Node::Leaf),
+            ("proximityWeight", Node::Leaf),
+            ("proximitySlop", Node::Leaf),
+            ("proximityReach", Node::Leaf),
+            ("contentWordWeight", Node::Leaf),
+            ("looseWeight", Node::Leaf),
+            ("coordinationWeight", Node::Leaf),
         ]),
     ),
     (

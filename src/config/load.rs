@@ -7,9 +7,9 @@ use super::file::{self, FileConfig, Setting, StringList};
 use super::{
     ChunkingConfig, CliOverrides, Config, DEFAULT_EMBEDDING_API_KEY, DEFAULT_EMBEDDING_ENDPOINT,
     DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_SERVER_NAME, EmbeddingConfig,
-    EmbeddingProvider, IndexConfig, InputTypes, KnowledgeBaseConfig, Loaded, MIN_ANSWER_BYTES,
-    PROJECT_DIR_ENV, ProjectRootSource, STORAGE_DIR_NAME, SearchConfig, SearchMode, ServerConfig,
-    StorageConfig, ToolGroup, ToolSelector, ToolsConfig,
+    EmbeddingProvider, IndexConfig, InputTypes, KnowledgeBaseConfig, LexicalRanking, Loaded,
+    MIN_ANSWER_BYTES, PROJECT_DIR_ENV, ProjectRootSource, STORAGE_DIR_NAME, SearchConfig, SearchMode,
+    ServerConfig, StorageConfig, ToolGroup, ToolSelector, ToolsConfig,
 };
 use crate::error::{Error, Result};
 
@@ -365,6 +365,56 @@ fn search_config(cli: &CliOverrides, search: file::SearchFile) -> Result<SearchC
             }
             v => v,
         },
+        max_per_file: match search.max_per_file {
+            None => search_defaults.max_per_file,
+            Some(0) => None,
+            Some(n) if n < 0 => {
+                return Err(Error::invalid_argument("search.maxPerFile must be 0 (no limit) or more."));
+            }
+            Some(n) => Some(positive("search.maxPerFile", n)?),
+        },
+        ranking: ranking(&search, search_defaults.ranking)?,
+    })
+}
+
+/// The lexical ranking weights of `search.*`.
+fn ranking(search: &file::SearchFile, d: LexicalRanking) -> Result<LexicalRanking> {
+    Ok(LexicalRanking {
+        heading_weight: non_negative("search.headingWeight", search.heading_weight, d.heading_weight)?,
+        proximity_weight: non_negative(
+            "search.proximityWeight",
+            search.proximity_weight,
+            d.proximity_weight,
+        )?,
+        proximity_slop: match search.proximity_slop {
+            None => d.proximity_slop,
+            Some(n) if (0..=64).contains(&n) => n as u32,
+            Some(_) => {
+                return Err(Error::invalid_argument(
+                    "search.proximitySlop must be a whole number from 0 to 64.",
+                ));
+            }
+        },
+        proximity_reach: match search.proximity_reach {
+            None => d.proximity_reach,
+            Some(n) if (1..=16).contains(&n) => n as u32,
+            Some(_) => {
+                return Err(Error::invalid_argument(
+                    "search.proximityReach must be a whole number from 1 to 16.",
+                ));
+            }
+        },
+        content_word_weight: non_negative(
+            "search.contentWordWeight",
+            search.content_word_weight,
+            d.content_word_weight,
+        )?,
+        loose_weight: non_negative("search.looseWeight", search.loose_weight, d.loose_weight)?,
+        coordination_weight: non_negative(
+            "search.coordinationWeight",
+            search.coordination_weight,
+            d.coordination_weight,
+        )?,
     })
 }
 

@@ -423,8 +423,52 @@ pub struct SearchConfig {
     /// `search.semanticMinSimilarity`: vector candidates below this cosine similarity are
     /// dropped (default none). Model-dependent.
     pub semantic_min_similarity: Option<f64>,
+    /// `search.maxPerFile`: most hits of one file in a result (default
+    /// [`DEFAULT_MAX_PER_FILE`]; `None`: no limit; a request's `maxPerFile` overrides it).
+    pub max_per_file: Option<usize>,
+    /// The lexical ranking weights (`docs/design/retrieval.md`, "Lexical ranking").
+    pub ranking: LexicalRanking,
 }
 
+/// `search.headingWeight`, `search.proximityWeight`, `search.proximitySlop`,
+/// `search.contentWordWeight`, `search.looseWeight`, `search.coordinationWeight`: the lexical
+/// ranking weights (the search module hands them to
+/// the lexical index).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LexicalRanking {
+    /// Weight of a heading-path match against a text match (default 2).
+    pub heading_weight: f64,
+    /// Weight of the bonus for two consecutive query words together in the text (default 1;
+    /// 0: off).
+    pub proximity_weight: f64,
+    /// Extra positions allowed between those two words.
+    pub proximity_slop: u32,
+    /// How many query words ahead a word is paired with (default 3; 1: neighbours only).
+    pub proximity_reach: u32,
+    /// Weight of a verb, adjective or adverb against a noun or name (default 0.5).
+    pub content_word_weight: f64,
+    /// Weight of a loose term, a part of a compound the query has whole (default 1).
+    pub loose_weight: f64,
+    /// Weight of the share of query words a partial match has, against its BM25 (default 2).
+    pub coordination_weight: f64,
+}
+
+impl Default for LexicalRanking {
+    fn default() -> Self {
+        LexicalRanking {
+            heading_weight: 2.0,
+            proximity_weight: 1.0,
+            proximity_slop: 2,
+            proximity_reach: 3,
+            content_word_weight: 0.5,
+            loose_weight: 1.0,
+            coordination_weight: 2.0,
+        }
+    }
+}
+
+/// The default `search.maxPerFile` (`docs/design/retrieval.md`, "Lexical ranking").
+pub const DEFAULT_MAX_PER_FILE: usize = 3;
 /// The default `search.lexicalWeight`.
 pub const DEFAULT_LEXICAL_WEIGHT: f64 = 2.0;
 /// The default `search.semanticFloor`.
@@ -441,6 +485,8 @@ impl Default for SearchConfig {
             lexical_weight: DEFAULT_LEXICAL_WEIGHT,
             semantic_floor: DEFAULT_SEMANTIC_FLOOR,
             semantic_min_similarity: None,
+            max_per_file: Some(DEFAULT_MAX_PER_FILE),
+            ranking: LexicalRanking::default(),
         }
     }
 }

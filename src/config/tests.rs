@@ -608,6 +608,7 @@ fn subcommands_with_global_flags_before_and_after() {
             query: "京都".into(),
             mode: None,
             top_k: Some(5),
+            max_per_file: None,
             include_globs: vec![],
             exclude_globs: vec![],
             filters: vec![],
@@ -633,6 +634,8 @@ fn subcommands_with_global_flags_before_and_after() {
         "updated>=2024-01-01",
         "--filter",
         "reviewed?",
+        "--max-per-file",
+        "2",
         "--json",
     ]))
     .unwrap();
@@ -642,6 +645,7 @@ fn subcommands_with_global_flags_before_and_after() {
             query: "q".into(),
             mode: Some(SearchMode::Lexical),
             top_k: None,
+            max_per_file: Some(2),
             include_globs: vec!["a/**".into(), "b/**".into()],
             exclude_globs: vec!["c/**".into()],
             filters: vec![
@@ -1142,4 +1146,32 @@ fn a_relative_project_root_resolves_against_the_working_directory() {
     assert_eq!(loaded.config.project_root_source, ProjectRootSource::Flag);
     let message = run(&["--project-root", "missing"], cwd.path()).unwrap_err();
     assert!(message.starts_with("--project-root directory does not exist"), "{message}");
+}
+
+#[test]
+fn ranking_keys_and_max_per_file_of_issue_29_load_and_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let yaml = "search:\n  maxPerFile: 2\n  headingWeight: 3\n  proximityWeight: 0.5\n  proximitySlop: 4\n  contentWordWeight: 0.5\n  looseWeight: 0.25\n  coordinationWeight: 2\n";
+    let loaded = load_yaml(d, yaml, CliOverrides::default()).expect("loads");
+    let s = &loaded.config.search;
+    assert_eq!(s.max_per_file, Some(2));
+    let r = s.ranking;
+    assert_eq!(
+        (r.heading_weight, r.proximity_weight, r.proximity_slop, r.content_word_weight),
+        (3.0, 0.5, 4, 0.5)
+    );
+    assert_eq!((r.loose_weight, r.coordination_weight), (0.25, 2.0));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let zero = load_yaml(d, "search:\n  maxPerFile: 0\n", CliOverrides::default()).expect("loads");
+    assert_eq!(zero.config.search.max_per_file, None, "0 means no limit");
+    let plain = load_yaml(d, "search:\n  rrfK: 60\n", CliOverrides::default()).expect("loads");
+    assert_eq!(plain.config.search.max_per_file, Some(3), "three per file by default");
+    for (yaml, want) in [
+        ("search:\n  maxPerFile: -1\n", "search.maxPerFile must be 0 (no limit) or more."),
+        ("search:\n  headingWeight: -1\n", "search.headingWeight must be a number of 0 or more."),
+        ("search:\n  proximitySlop: 100\n", "search.proximitySlop must be a whole number from 0 to 64."),
+    ] {
+        assert_eq!(yaml_error(d, yaml), want, "{yaml}");
+    }
 }

@@ -61,24 +61,45 @@ impl Engine {
         };
         let effective = search::effective_mode(plan.mode, vector.is_some());
         let mut candidates = Candidates::new(vector);
+        let weights = search::rank_weights(config);
         match search::lexical_step(effective, &plan, config) {
             LexicalStep::Skip => {}
             LexicalStep::Rank { pool } => {
-                let (ids, all_terms) = self.with_reader(|index| index.rank(query, pool, filter))?;
+                let (ids, all_terms) =
+                    self.with_reader(|index| index.rank_with(query, pool, filter, &weights))?;
                 candidates.set_lexical_ranks(ids, all_terms);
             }
             LexicalStep::Tiered { top_k } => {
                 let (hits, all_terms) =
-                    self.with_reader(|index| index.search_tiered(query, top_k, filter))?;
+                    self.with_reader(|index| index.search_tiered_with(query, top_k, filter, &weights))?;
                 candidates.set_lexical_hits(hits, all_terms);
             }
         }
-        let ranked = candidates.rank(effective, search::fusion(config), plan.top_k);
-        let missing = candidates.missing(&ranked);
-        if !missing.is_empty() {
-            let found = self.with_reader(|index| index.fetch(&missing, query))?;
-            candidates.add_hits(found.into_iter().flatten());
-        }
+        let ranked = match plan.max_per_file {
+            None => {
+                let ranked = candidates.rank(effective, search::fusion(config), plan.top_k);
+                let missing = candidates.missing(&ranked);
+                if !missing.is_empty() {
+                    let found = self.with_reader(|index| index.fetch(&missing, query))?;
+                    candidates.add_hits(found.into_iter().flatten());
+                }
+                ranked
+            }
+            Some(max_per_file) => {
+                // Every candidate in rank order; hits are read in batches until the limit
+                // has picked `top_k` (each round reads at least one new id, so it ends).
+                let all = candidates.rank(effective, search::fusion(config), usize::MAX);
+                loop {
+                    match candidates.select(&all, max_per_file, plan.top_k) {
+                        Ok(ranked) => break ranked,
+                        Err(need) => {
+                            let found = self.with_reader(|index| index.fetch(&need, query))?;
+                            candidates.add_fetched(&need, found);
+                        }
+                    }
+                }
+            }
+        };
         let results =
             candidates.assemble(&ranked, effective, plan.explain, config.rrf_k, |p| self.current_hash(p));
         Ok(search::response(results, &warnings))

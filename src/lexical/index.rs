@@ -18,7 +18,7 @@ use tantivy::{
 use super::analyzer::{Analyzer, LvsTokenizer, ensure_ready};
 use super::directory::{SwitchedDirectory, SyncSwitch};
 use super::meta::MetaFilter;
-use super::query::{Clause, Plan, plan};
+use super::query::{Clause, Plan, RankWeights, plan};
 use super::snippet::snippet;
 use super::{ANALYZER_NAME, LexicalDoc, LexicalHit, ScopeFilter};
 use crate::error::{Error, Result};
@@ -57,14 +57,12 @@ fn merge_policy() -> tantivy::indexer::LogMergePolicy {
 /// Second-tier candidates re-ranked by the number of clauses they match.
 const SECOND_TIER_POOL: usize = 50;
 
+/// Most proximity pairs one query adds (a long question pairs its first clauses only).
+const MAX_PROXIMITY_PAIRS: usize = 64;
+
 /// Chunk text reaches the analyzer in pieces of at most this many bytes (values of one field), so
 /// one huge paragraph costs bounded analyzer memory: whole, a 31 MB single-line chunk took 577 MB.
 const TEXT_PIECE_BYTES: usize = 64 * 1024;
-
-/// Weight of a match in the heading path against one in the text: a section's title says
-/// what the whole section is about (JSQuAD: +0.0005 MRR@10 alone, +0.004 with the second-tier
-/// order below; 3 was worse than 2).
-const HEADING_BOOST: tantivy::Score = 2.0;
 
 const LOCKED: &str = "Another process is indexing this project; wait for it or stop it.";
 const DAMAGED: &str =
@@ -396,6 +394,36 @@ impl LexicalIndex {
         Ok(self.search_tiered(query, top_k, filter)?.0)
     }
 
+    /// [`LexicalIndex::search_tiered`] with the given ranking weights.
+    pub fn search_tiered_with(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+        weights: &RankWeights,
+    ) -> Result<(Vec<LexicalHit>, usize)> {
+        let (searcher, plan, found, all_terms) = self.ranked(query, top_k, filter, weights)?;
+        let mut hits = Vec::with_capacity(found.len());
+        for c in found {
+            let doc: TantivyDocument =
+                searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
+            hits.push(self.hit(&doc, c.chunk_id, c.score, &plan));
+        }
+        Ok((hits, all_terms))
+    }
+
+    /// [`LexicalIndex::rank`] with the given ranking weights.
+    pub fn rank_with(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+        weights: &RankWeights,
+    ) -> Result<(Vec<u64>, usize)> {
+        let (_, _, found, all_terms) = self.ranked(query, top_k, filter, weights)?;
+        Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
+    }
+
     /// [`LexicalIndex::search`], plus how many of the hits (they come first) match every
     /// clause of the query.
     pub fn search_tiered(
@@ -404,14 +432,7 @@ impl LexicalIndex {
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
     ) -> Result<(Vec<LexicalHit>, usize)> {
-        let (searcher, plan, found, all_terms) = self.ranked(query, top_k, filter)?;
-        let mut hits = Vec::with_capacity(found.len());
-        for c in found {
-            let doc: TantivyDocument =
-                searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
-            hits.push(self.hit(&doc, c.chunk_id, c.score, &plan));
-        }
-        Ok((hits, all_terms))
+        self.search_tiered_with(query, top_k, filter, &RankWeights::default())
     }
 
     /// The chunk ids [`LexicalIndex::search`] would return, in rank order, without reading the
@@ -423,8 +444,7 @@ impl LexicalIndex {
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
     ) -> Result<(Vec<u64>, usize)> {
-        let (_, _, found, all_terms) = self.ranked(query, top_k, filter)?;
-        Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
+        self.rank_with(query, top_k, filter, &RankWeights::default())
     }
 
     fn hit(&self, doc: &TantivyDocument, chunk_id: u64, score: Score, plan: &Plan) -> LexicalHit {
@@ -445,6 +465,7 @@ impl LexicalIndex {
         query: &str,
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
+        weights: &RankWeights,
     ) -> Result<(tantivy::Searcher, Plan, Vec<Candidate>, usize)> {
         if query.trim().is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));
@@ -459,7 +480,7 @@ impl LexicalIndex {
         if top_k == 0 {
             return Ok((searcher, plan, Vec::new(), 0));
         }
-        let (first, rest) = tier_queries(&self.fields, &plan);
+        let (first, rest) = tier_queries(&self.fields, &plan, weights);
         let scope = filter.map(|f| (f, &self.paths));
         let mut found = top_k_in_scope(&searcher, first.as_ref(), top_k, scope)?;
         let all_terms = found.len();
@@ -475,13 +496,15 @@ impl LexicalIndex {
             let more = top_k_in_scope(&searcher, rest.as_ref(), pool, scope)?;
             let counts = clause_counts(&searcher, &self.fields, &plan, &more)?;
             let mut keyed: Vec<(usize, Candidate)> = counts.into_iter().zip(more).collect();
-            // Second tier: the share of the query's clauses a chunk matches plus its BM25 score
-            // relative to the pool's best (both in [0, 1]). Counting clauses alone let three
-            // common words beat two rare ones; BM25 alone lost the coordination signal
-            // (docs/performance.md, issue 17).
+            // Second tier: the share of the query's clauses a chunk matches (weighted by
+            // `RankWeights::coordination`) plus its BM25 score relative to the pool's best (both
+            // in [0, 1]). Counting clauses alone let three common words beat two rare ones; BM25
+            // alone lost the coordination signal (docs/performance.md, issue 17; the weight:
+            // docs/design/retrieval.md, "Lexical ranking").
             let clauses = plan.strict.len().max(1) as f32;
             let best = keyed.iter().map(|k| k.1.score).fold(0.0f32, f32::max).max(f32::MIN_POSITIVE);
-            let key = |k: &(usize, Candidate)| k.0 as f32 / clauses + k.1.score / best;
+            let share = weights.coordination / clauses;
+            let key = |k: &(usize, Candidate)| k.0 as f32 * share + k.1.score / best;
             keyed.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.1.chunk_id.cmp(&b.1.chunk_id)));
             let more: Vec<Candidate> = keyed.into_iter().map(|(_, c)| c).collect();
             let room = top_k - found.len();
@@ -744,7 +767,7 @@ fn clause_counts(
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by_key(|&i| cands[i].addr);
     for clause in &plan.strict {
-        let weight = clause_query(f, clause)
+        let weight = clause_query(f, clause, &RankWeights::default())
             .weight(EnableScoring::disabled_from_searcher(searcher))
             .map_err(|e| map_err("Searching the lexical index", e))?;
         let mut current: Option<(u32, Box<dyn tantivy::query::Scorer>)> = None;
@@ -768,13 +791,14 @@ fn clause_counts(
 }
 
 /// The tantivy query of one clause over both fields.
-fn clause_query(f: &Fields, c: &Clause) -> Box<dyn Query> {
-    Box::new(BooleanQuery::new(clause_leaves(f, c)))
+fn clause_query(f: &Fields, c: &Clause, w: &RankWeights) -> Box<dyn Query> {
+    Box::new(BooleanQuery::new(clause_leaves(f, c, w, 1.0)))
 }
 
 /// The leaf queries (terms and phrases over both fields, the heading path's boosted by
-/// [`HEADING_BOOST`]) of one clause, all `Should`.
-fn clause_leaves(f: &Fields, c: &Clause) -> Vec<(Occur, Box<dyn Query>)> {
+/// [`RankWeights::heading`], a verb's or adjective's by [`RankWeights::content_word`], all
+/// by `scale`) of one clause, all `Should`.
+fn clause_leaves(f: &Fields, c: &Clause, w: &RankWeights, scale: f32) -> Vec<(Occur, Box<dyn Query>)> {
     let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for field in [f.text, f.heading_path] {
         let start = subs.len();
@@ -790,14 +814,44 @@ fn clause_leaves(f: &Fields, c: &Clause) -> Vec<(Occur, Box<dyn Query>)> {
         for t in &c.terms {
             subs.push((Occur::Should, term_query(field, t)));
         }
-        if field == f.heading_path {
+        let mut boost = if field == f.heading_path { w.heading * scale } else { scale };
+        if c.content {
+            boost *= w.content_word;
+        }
+        if boost != 1.0 {
             for sub in subs.iter_mut().skip(start) {
                 let q = std::mem::replace(&mut sub.1, Box::new(tantivy::query::EmptyQuery));
-                sub.1 = Box::new(tantivy::query::BoostQuery::new(q, HEADING_BOOST));
+                sub.1 = Box::new(tantivy::query::BoostQuery::new(q, boost));
             }
         }
     }
     subs
+}
+
+/// The proximity leaves: for each two strict clauses at most [`RankWeights::proximity_reach`]
+/// apart in the query, the last token of the first and the first token of the second as a
+/// sloppy phrase over the text (tantivy's slop is a distance, so either order counts), boosted
+/// by [`RankWeights::proximity`] (none when it is 0). Rewards a section where the query's
+/// words stand together over a sibling where they are scattered.
+fn proximity_leaves(f: &Fields, plan: &Plan, w: &RankWeights) -> Vec<(Occur, Box<dyn Query>)> {
+    if w.proximity <= 0.0 {
+        return Vec::new();
+    }
+    let mut out: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    let reach = w.proximity_reach.max(1) as usize;
+    let pairs = (0..plan.strict.len())
+        .flat_map(|i| (i + 1..plan.strict.len().min(i + 1 + reach)).map(move |j| (i, j)))
+        .take(MAX_PROXIMITY_PAIRS);
+    for (i, j) in pairs {
+        let (Some((_, a)), Some((b, _))) = (plan.strict[i].ends(), plan.strict[j].ends()) else { continue };
+        if a == b {
+            continue;
+        }
+        let terms = vec![(0, Term::from_field_text(f.text, a)), (1, Term::from_field_text(f.text, b))];
+        let q = PhraseQuery::new_with_offset_and_slop(terms, w.proximity_slop);
+        out.push((Occur::Should, Box::new(tantivy::query::BoostQuery::new(Box::new(q), w.proximity))));
+    }
+    out
 }
 
 fn term_query(field: Field, text: &str) -> Box<dyn Query> {
@@ -808,18 +862,25 @@ fn term_query(field: Field, text: &str) -> Box<dyn Query> {
 /// match more, the second-tier query (any clause or loose term). The second tier is one flat
 /// disjunction of leaves (the same score as nesting, a sum), which lets tantivy prune with
 /// Block-WAND when the leaves are plain terms.
-fn tier_queries(f: &Fields, plan: &Plan) -> (Box<dyn Query>, Option<Box<dyn Query>>) {
-    let loose: Vec<Clause> =
-        plan.loose.iter().map(|t| Clause { phrases: Vec::new(), terms: vec![t.clone()] }).collect();
+fn tier_queries(f: &Fields, plan: &Plan, w: &RankWeights) -> (Box<dyn Query>, Option<Box<dyn Query>>) {
+    let loose: Vec<Clause> = plan
+        .loose
+        .iter()
+        .map(|t| Clause { phrases: Vec::new(), terms: vec![t.clone()], content: false })
+        .collect();
+    let loose_leaves = |c: &Clause| clause_leaves(f, c, w, w.loose);
     let mut first: Vec<(Occur, Box<dyn Query>)> =
-        plan.strict.iter().map(|c| (Occur::Must, clause_query(f, c))).collect();
-    first.extend(loose.iter().flat_map(|c| clause_leaves(f, c)));
+        plan.strict.iter().map(|c| (Occur::Must, clause_query(f, c, w))).collect();
+    first.extend(loose.iter().flat_map(loose_leaves));
+    first.extend(proximity_leaves(f, plan, w));
     let first: Box<dyn Query> = Box::new(BooleanQuery::new(first));
     if plan.strict.len() < 2 && loose.is_empty() {
         return (first, None);
     }
-    let rest: Vec<(Occur, Box<dyn Query>)> =
-        plan.strict.iter().chain(&loose).flat_map(|c| clause_leaves(f, c)).collect();
+    let mut rest: Vec<(Occur, Box<dyn Query>)> =
+        plan.strict.iter().flat_map(|c| clause_leaves(f, c, w, 1.0)).collect();
+    rest.extend(loose.iter().flat_map(loose_leaves));
+    rest.extend(proximity_leaves(f, plan, w));
     (first, Some(Box::new(BooleanQuery::new(rest))))
 }
 

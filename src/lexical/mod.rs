@@ -92,6 +92,7 @@ mod tests;
 
 pub use index::{LexicalIndex, LexicalWriter};
 pub use meta::{MAX_CONDITIONS, MetaCondition, MetaFilter, MetaOp, date_of, meta_terms, normalize_meta};
+pub use query::RankWeights;
 
 /// The name under which the analyzer is registered in tantivy (the schema refers to it).
 pub const ANALYZER_NAME: &str = "lvs_ja";

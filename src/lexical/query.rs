@@ -27,6 +27,45 @@ pub(crate) const MAX_PHRASE: usize = 16;
 /// Only this much of a query is read (a longer one is cut at a character boundary).
 pub(crate) const MAX_QUERY_BYTES: usize = 8 * 1024;
 
+/// The query-time ranking weights (the `search.*` ranking keys; `docs/design/retrieval.md`,
+/// "Lexical ranking", has what each was measured to do). The default is the measured best.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RankWeights {
+    /// Weight of a match in the heading path against one in the text (`search.headingWeight`).
+    pub heading: f32,
+    /// Weight of the proximity boost: two consecutive query words found in the text in query
+    /// order, at most [`RankWeights::proximity_slop`] extra positions apart (0 turns it off;
+    /// `search.proximityWeight`).
+    pub proximity: f32,
+    /// Extra positions allowed between two consecutive query words (`search.proximitySlop`).
+    pub proximity_slop: u32,
+    /// How many clauses ahead a clause is paired with for the proximity boost: 1 pairs
+    /// neighbours only, 2 also every second clause, … (`search.proximityReach`).
+    pub proximity_reach: u32,
+    /// Weight of a verb, adjective or adverb clause against a noun or name clause
+    /// (`search.contentWordWeight`).
+    pub content_word: f32,
+    /// Weight of a loose term (a part of a compound the query has whole; `search.looseWeight`).
+    pub loose: f32,
+    /// Weight of the share of query clauses a second-tier chunk matches against its relative
+    /// BM25 score (`search.coordinationWeight`).
+    pub coordination: f32,
+}
+
+impl Default for RankWeights {
+    fn default() -> Self {
+        RankWeights {
+            heading: 2.0,
+            proximity: 1.0,
+            proximity_slop: 2,
+            proximity_reach: 3,
+            content_word: 0.5,
+            loose: 1.0,
+            coordination: 2.0,
+        }
+    }
+}
+
 /// One unit of the query: matches when any of its phrases or terms matches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Clause {
@@ -34,6 +73,20 @@ pub(crate) struct Clause {
     pub(crate) phrases: Vec<Vec<(usize, String)>>,
     /// Single terms.
     pub(crate) terms: Vec<String>,
+    /// A verb, adjective or adverb (weighted by [`RankWeights::content_word`]), not a noun,
+    /// name or identifier.
+    pub(crate) content: bool,
+}
+
+impl Clause {
+    /// The clause's first and last token in query order (for the proximity pairs).
+    pub(crate) fn ends(&self) -> Option<(&str, &str)> {
+        if let Some(p) = self.phrases.first() {
+            return Some((p.first()?.1.as_str(), p.last()?.1.as_str()));
+        }
+        let t = self.terms.first()?;
+        Some((t.as_str(), t.as_str()))
+    }
 }
 
 /// The analyzed query.
@@ -125,11 +178,12 @@ fn slots(analyzer: &Analyzer) -> Vec<Slot> {
 fn single(slot: &Slot) -> Option<Clause> {
     let (text, _) = slot.primary.as_ref()?;
     if let Some((whole, _)) = slot.wholes.iter().find(|(_, len)| *len == 1) {
-        return Some(Clause { phrases: Vec::new(), terms: vec![whole.clone()] });
+        return Some(Clause { phrases: Vec::new(), terms: vec![whole.clone()], content: false });
     }
     let mut terms = vec![text.clone()];
     terms.extend(slot.bases.iter().filter(|b| *b != text).cloned());
-    Some(Clause { phrases: Vec::new(), terms })
+    let content = slot.primary.as_ref().is_some_and(|(_, c)| *c == Class::Content);
+    Some(Clause { phrases: Vec::new(), terms, content })
 }
 
 /// The clause for several consecutive positions: a phrase, or a whole identifier covering
@@ -146,7 +200,7 @@ fn group(slots: &[Slot]) -> Option<Clause> {
                 .collect();
             let terms =
                 many[0].wholes.iter().filter(|(_, len)| *len == many.len()).map(|(w, _)| w.clone()).collect();
-            Some(Clause { phrases: vec![phrase], terms })
+            Some(Clause { phrases: vec![phrase], terms, content: false })
         }
     }
 }

@@ -26,13 +26,13 @@
 
 mod fusion;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use fusion::{Fusion, by_rank, fuse, fuse_hybrid, fuse_weighted, similarity_floor};
 
 use crate::config::{EmbeddingProvider, SearchConfig, SearchMode};
 use crate::error::{Error, Result};
-use crate::lexical::LexicalHit;
+use crate::lexical::{LexicalHit, RankWeights};
 use crate::wire::{ReadHint, SearchExplain, SearchHit, SearchRequest, SearchResponse};
 use crate::workspace::GlobFilter;
 
@@ -55,6 +55,8 @@ pub struct Plan {
     pub scope: Option<GlobFilter>,
     /// Whether each hit carries its ranking details.
     pub explain: bool,
+    /// At most this many hits per file (`None`: no limit).
+    pub max_per_file: Option<usize>,
 }
 
 /// Checks a request against the configuration: a one-sentence error for each bad field.
@@ -81,7 +83,24 @@ pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
             Error::invalid_argument(format!("mode '{m}' is not valid; use lexical, semantic or hybrid."))
         })?,
     };
-    Ok(Plan { query: query.to_owned(), top_k, mode, scope, explain: req.explain.unwrap_or(false) })
+    let max_per_file = match req.max_per_file {
+        Some(n) if n < 0 => {
+            return Err(Error::invalid_argument(
+                "maxPerFile must be 0 (no limit) or more; use 1 for one hit per file.",
+            ));
+        }
+        Some(0) => None,
+        Some(n) => Some(n as usize),
+        None => config.max_per_file,
+    };
+    Ok(Plan {
+        query: query.to_owned(),
+        top_k,
+        mode,
+        scope,
+        explain: req.explain.unwrap_or(false),
+        max_per_file,
+    })
 }
 
 /// What to do about the vector side.
@@ -200,6 +219,11 @@ pub fn lexical_step(effective: SearchMode, plan: &Plan, config: &SearchConfig) -
     match effective {
         SearchMode::Semantic => LexicalStep::Skip,
         SearchMode::Hybrid => LexicalStep::Rank { pool: config.lexical_candidate_pool_size.max(plan.top_k) },
+        // With a per-file limit the answer may reach past the first `top_k`: rank the pool and
+        // read hits as the limit needs them (`Candidates::select`).
+        SearchMode::Lexical if plan.max_per_file.is_some() => {
+            LexicalStep::Rank { pool: config.lexical_candidate_pool_size.max(plan.top_k) }
+        }
         SearchMode::Lexical => LexicalStep::Tiered { top_k: plan.top_k },
     }
 }
@@ -215,6 +239,8 @@ pub struct Candidates {
     vector: Vec<VectorCandidate>,
     /// Lexical hits by chunk id (from the tiered search or the refetch).
     hits: HashMap<u64, LexicalHit>,
+    /// Ids a refetch found no hit for (skipped by [`Candidates::select`]).
+    absent: HashSet<u64>,
 }
 
 impl Candidates {
@@ -252,6 +278,56 @@ impl Candidates {
             SearchMode::Semantic => by_rank(self.vector.iter().map(|c| c.0), top_k),
             SearchMode::Lexical => by_rank(self.lexical.iter().copied(), top_k),
         }
+    }
+
+    /// The hits a refetch of `ids` read (`found[i]` for `ids[i]`; `None`: gone).
+    pub fn add_fetched(&mut self, ids: &[u64], found: Vec<Option<LexicalHit>>) {
+        for (id, hit) in ids.iter().zip(found) {
+            match hit {
+                Some(h) => {
+                    self.hits.insert(h.chunk_id, h);
+                }
+                None => {
+                    self.absent.insert(*id);
+                }
+            }
+        }
+    }
+
+    /// The first `top_k` of `ranked` with at most `max_per_file` hits per file, or, when that
+    /// needs hits not read yet, `Err` with the next ids to read (at most `top_k` of them, in
+    /// rank order). Ids without a hit are skipped.
+    pub fn select(
+        &self,
+        ranked: &[(u64, f64)],
+        max_per_file: usize,
+        top_k: usize,
+    ) -> std::result::Result<Vec<(u64, f64)>, Vec<u64>> {
+        let mut per_file: HashMap<&str, usize> = HashMap::new();
+        let mut out = Vec::new();
+        for (i, &(id, score)) in ranked.iter().enumerate() {
+            if out.len() >= top_k {
+                break;
+            }
+            if self.absent.contains(&id) {
+                continue;
+            }
+            let Some(hit) = self.hits.get(&id) else {
+                let need = ranked[i..]
+                    .iter()
+                    .map(|r| r.0)
+                    .filter(|id| !self.hits.contains_key(id) && !self.absent.contains(id))
+                    .take(top_k.max(1))
+                    .collect();
+                return Err(need);
+            };
+            let n = per_file.entry(hit.path.as_str()).or_default();
+            if *n < max_per_file {
+                *n += 1;
+                out.push((id, score));
+            }
+        }
+        Ok(out)
     }
 
     /// The ranked ids whose hit has not been read yet (to fetch, with snippets).
@@ -307,6 +383,20 @@ impl Candidates {
             });
         }
         results
+    }
+}
+
+/// The lexical ranking weights of the configuration.
+pub fn rank_weights(config: &SearchConfig) -> RankWeights {
+    let r = &config.ranking;
+    RankWeights {
+        heading: r.heading_weight as f32,
+        proximity: r.proximity_weight as f32,
+        proximity_slop: r.proximity_slop,
+        proximity_reach: r.proximity_reach,
+        content_word: r.content_word_weight as f32,
+        loose: r.loose_weight as f32,
+        coordination: r.coordination_weight as f32,
     }
 }
 

@@ -54,8 +54,14 @@ fn plan_checks_each_field_with_one_sentence() {
 #[test]
 fn vector_step_follows_the_mode_and_the_provider() {
     let c = SearchConfig { semantic_candidate_pool_size: 20, ..config() };
-    let mode =
-        |m: SearchMode, k: usize| Plan { query: "q".into(), top_k: k, mode: m, scope: None, explain: false };
+    let mode = |m: SearchMode, k: usize| Plan {
+        query: "q".into(),
+        top_k: k,
+        mode: m,
+        scope: None,
+        explain: false,
+        max_per_file: None,
+    };
     let on = EmbeddingProvider::OpenAiCompatible;
     let off = EmbeddingProvider::None;
     assert_eq!(vector_step(&mode(SearchMode::Lexical, 5), on, &c).expect("lexical"), VectorStep::Skip);
@@ -113,7 +119,14 @@ fn vector_answer_applies_the_floor_and_turns_failures_into_errors_or_warnings() 
 
 #[test]
 fn lexical_mode_keeps_the_tiers_and_needs_no_refetch() {
-    let p = Plan { query: "q".into(), top_k: 2, mode: SearchMode::Lexical, scope: None, explain: false };
+    let p = Plan {
+        query: "q".into(),
+        top_k: 2,
+        mode: SearchMode::Lexical,
+        scope: None,
+        explain: false,
+        max_per_file: None,
+    };
     assert_eq!(lexical_step(SearchMode::Lexical, &p, &config()), LexicalStep::Tiered { top_k: 2 });
     assert_eq!(lexical_step(SearchMode::Hybrid, &p, &config()), LexicalStep::Rank { pool: 50 });
     assert_eq!(lexical_step(SearchMode::Semantic, &p, &config()), LexicalStep::Skip);
@@ -276,4 +289,46 @@ fn hybrid_fusion_lets_vectors_rerank_but_not_intrude_when_every_word_was_found()
     assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![10, 11, 12]);
     // top_k cuts after the filtering.
     assert_eq!(fuse_hybrid(&[10, 11, 12], 2, &[99, 98, 97], f, 2).len(), 2);
+}
+
+#[test]
+fn max_per_file_comes_from_the_request_or_the_config() {
+    let mut c = config();
+    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, Some(3), "three by default");
+    c.max_per_file = None;
+    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, None);
+    c.max_per_file = Some(2);
+    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, Some(2));
+    let one = SearchRequest { max_per_file: Some(1), ..request("x") };
+    assert_eq!(plan(&one, &c).expect("plan").max_per_file, Some(1), "the request wins");
+    let off = SearchRequest { max_per_file: Some(0), ..request("x") };
+    assert_eq!(plan(&off, &c).expect("plan").max_per_file, None, "0 lifts the limit");
+    let e = plan(&SearchRequest { max_per_file: Some(-1), ..request("x") }, &c).expect_err("negative");
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    assert!(e.message.contains("maxPerFile"), "{}", e.message);
+}
+
+#[test]
+fn a_per_file_limit_reads_past_the_first_top_k_and_skips_gone_chunks() {
+    // Ranked: four chunks of a.md, then b.md, then a chunk that is gone, then c.md.
+    let ranked = by_rank([1, 2, 3, 4, 5, 6, 7].into_iter(), usize::MAX);
+    let mut c = Candidates::new(None);
+    c.add_hits([hit(1, "a.md", "h"), hit(2, "a.md", "h")]);
+    // Chunks 3.. are not read yet: select asks for them (at most top_k, in rank order).
+    assert_eq!(c.select(&ranked, 1, 3), Err(vec![3, 4, 5]));
+    c.add_fetched(
+        &[3, 4, 5],
+        vec![Some(hit(3, "a.md", "h")), Some(hit(4, "a.md", "h")), Some(hit(5, "b.md", "h"))],
+    );
+    assert_eq!(c.select(&ranked, 1, 3), Err(vec![6, 7]));
+    c.add_fetched(&[6, 7], vec![None, Some(hit(7, "c.md", "h"))]);
+    assert_eq!(ids(&c.select(&ranked, 1, 3).expect("all read")), vec![1, 5, 7]);
+    assert_eq!(ids(&c.select(&ranked, 2, 3).expect("all read")), vec![1, 2, 5]);
+    // Fewer files than top_k: what the limit allows, no more.
+    assert_eq!(ids(&c.select(&ranked, 1, 10).expect("all read")), vec![1, 5, 7]);
+}
+
+#[test]
+fn the_configured_ranking_weights_default_to_the_lexical_defaults() {
+    assert_eq!(rank_weights(&config()), RankWeights::default());
 }

@@ -24,6 +24,7 @@ mod mcp;
 mod metadata;
 mod names;
 mod pdf;
+mod perfile;
 mod rpc;
 mod schema;
 #[path = "../common/shared_dir.rs"]
