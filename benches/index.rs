@@ -306,10 +306,16 @@ fn run() -> Res<()> {
     let lat_k1 = Latency::of(&mut samples_k1);
     // Snippets on their own: the texts of each query's hits (read once through a second reader
     // of the same index), then the snippet of each, timed per hit and per query.
-    let reader = lvs::lexical::LexicalIndex::open_or_create(&index_dir.join("lexical")).map_err(|e| e.message)?;
+    let reader =
+        lvs::lexical::LexicalIndex::open_or_create(&index_dir.join("lexical")).map_err(|e| e.message)?;
     let mut hit_texts: Vec<(&str, Vec<String>)> = Vec::with_capacity(queries.len());
     for (q, _) in &queries {
-        let ids: Vec<u64> = reader.search(q, TOP_K as usize, None).map_err(|e| e.message)?.iter().map(|h| h.chunk_id).collect();
+        let ids: Vec<u64> = reader
+            .search(q, TOP_K as usize, None)
+            .map_err(|e| e.message)?
+            .iter()
+            .map(|h| h.chunk_id)
+            .collect();
         let texts = reader.stored_docs(&ids).map_err(|e| e.message)?.into_iter().map(|d| d.text).collect();
         hit_texts.push((q.as_str(), texts));
     }
