@@ -37,16 +37,8 @@ const MAGIC: &[u8; 8] = b"LVSLINKS";
 /// Version of the layout above.
 const FORMAT: u8 = 1;
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
+fn put_varint(out: &mut Vec<u8>, v: u64) {
+    crate::text::put_varint(out, u128::from(v));
 }
 
 /// Strings by first use, each stored once.

@@ -4,6 +4,7 @@
 //! version (the indexer rebuilds an index of an older format, `docs/design/index-format.md`).
 
 use crate::error::{Error, Result};
+use crate::text::put_varint;
 
 /// The record layout version; part of the manifest (`record_version`). Version 1 was JSON with
 /// chunk and element records; version 2 keeps one binary record per document.
@@ -23,19 +24,6 @@ pub struct DocumentRecord {
     pub indexed_at_s: u64,
     /// Its chunk ids, in order. The chunks themselves live in the lexical index only.
     pub chunk_ids: Vec<u64>,
-}
-
-/// Appends `v` as a LEB128 varint.
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u128) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
 }
 
 /// `hex` (64 hex digits) as 32 bytes.

@@ -39,6 +39,20 @@ pub fn segments_bytes(segments: &[&str]) -> Vec<u8> {
     buf
 }
 
+/// Appends `v` as a LEB128 varint (the number encoding of the binary records in
+/// `store::records` and `links::snapshot`).
+pub fn put_varint(out: &mut Vec<u8>, mut v: u128) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
 /// SHA-256 of `bytes` as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
