@@ -107,6 +107,7 @@ class Soak:
         self.errors = []  # {op, t, code, message, ...}
         self.expected = []
         self.rss = []  # (t, kb)
+        self.rss_parts = []  # (t, RssAnon kb, RssFile kb)
         self.reads = {}  # path -> {"elements": [...], "t_read": generation}
         self.gen = {}  # path -> external edit generation (bumped on every external edit)
         self.version = {}  # path -> bumped on every change (patch or external edit)
@@ -142,6 +143,10 @@ class Soak:
             kb = proc_kb(self.server.p.pid, "VmRSS")
             if kb:
                 self.rss.append((round(self.now(), 1), kb))
+                # Heap and other private memory vs mapped files (the index's segments): growth
+                # of the one is a leak, of the other the index's own size.
+                pid = self.server.p.pid
+                self.rss_parts.append((round(self.now(), 1), proc_kb(pid, "RssAnon"), proc_kb(pid, "RssFile")))
 
     # -- operations -------------------------------------------------------------------------
 
@@ -398,7 +403,8 @@ class Soak:
             "final_search_missing": self.final_missing,
             "server_log": self.log_lines,
             "rss_kb": {"first": rss_kb[0] if rss_kb else 0, "mid": mid[1], "last": rss_kb[-1] if rss_kb else 0,
-                       "max": max(rss_kb) if rss_kb else 0, "hwm": hwm, "samples": self.rss},
+                       "max": max(rss_kb) if rss_kb else 0, "hwm": hwm, "samples": self.rss,
+                       "anon_file_samples": self.rss_parts},
             "latency": table,
         }
         if self.args.out:
@@ -421,6 +427,12 @@ class Soak:
         x = r["rss_kb"]
         print(f"RSS MB: first {x['first'] / 1024:.1f}  mid {x['mid'] / 1024:.1f}  last {x['last'] / 1024:.1f}  "
               f"max {x['max'] / 1024:.1f}  (VmHWM {x['hwm'] / 1024:.1f})")
+        parts = x.get("anon_file_samples") or []
+        if parts:
+            mid_part = parts[len(parts) // 2]
+            print("RSS MB anon / file: " + "  ".join(
+                f"{name} {a / 1024:.1f} / {f / 1024:.1f}"
+                for name, (_, a, f) in (("first", parts[0]), ("mid", mid_part), ("last", parts[-1]))))
         print(f"{'operation':<14}{'window':>8}{'count':>8}{'p50 ms':>10}{'p99 ms':>10}{'max ms':>10}")
         for op, rows in r["latency"].items():
             for row in rows:
