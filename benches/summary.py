@@ -126,7 +126,7 @@ if ix:
            fi["seconds"] / u["build_seconds"] <= 1.5, "after-index-bench")
     target("index_size", "index size on disk / Markdown", "<= 1.3x, < FTS5",
            f"{fi['index_bytes'] / src:.2f}x ({mib(fi['index_bytes']):.1f} MiB: tantivy {mib(fi['lexical_bytes']):.1f}, "
-           f"redb {mib(fi['store_bytes']):.1f}, links.json {mib(fi.get('links_bytes', 0)):.1f})",
+           f"redb {mib(fi['store_bytes']):.1f}, links.bin {mib(fi.get('links_bytes', 0)):.1f})",
            f"FTS5 unicode61 {u['db_bytes'] / src:.2f}x", f"{fi['index_bytes'] / u['db_bytes']:.2f}x FTS5",
            fi["index_bytes"] / src <= 1.3 and fi["index_bytes"] < u["db_bytes"], "after-index-bench")
     target("query_inprocess", "lexical query p50 / p99, in-process", "< 1 / < 5 ms",
