@@ -62,16 +62,18 @@ impl Engine {
         let effective = search::effective_mode(plan.mode, vector.is_some());
         let mut candidates = Candidates::new(vector);
         let weights = search::rank_weights(config);
+        // One snapshot for ranking and every hit read after it: a commit in between (an edit of
+        // a ranked file gives its chunks new ids) must not drop a hit.
+        let index = self.core.readers.lexical()?;
+        let view = index.view();
         match search::lexical_step(effective, &plan, config) {
             LexicalStep::Skip => {}
             LexicalStep::Rank { pool } => {
-                let (ids, all_terms) =
-                    self.with_reader(|index| index.rank_with(query, pool, filter, &weights))?;
+                let (ids, all_terms) = view.rank_with(query, pool, filter, &weights)?;
                 candidates.set_lexical_ranks(ids, all_terms);
             }
             LexicalStep::Tiered { top_k } => {
-                let (hits, all_terms) =
-                    self.with_reader(|index| index.search_tiered_with(query, top_k, filter, &weights))?;
+                let (hits, all_terms) = view.search_tiered_with(query, top_k, filter, &weights)?;
                 candidates.set_lexical_hits(hits, all_terms);
             }
         }
@@ -80,7 +82,7 @@ impl Engine {
                 let ranked = candidates.rank(effective, search::fusion(config), plan.top_k);
                 let missing = candidates.missing(&ranked);
                 if !missing.is_empty() {
-                    let found = self.with_reader(|index| index.fetch(&missing, query))?;
+                    let found = view.fetch(&missing, query)?;
                     candidates.add_hits(found.into_iter().flatten());
                 }
                 ranked
@@ -93,7 +95,7 @@ impl Engine {
                     match candidates.select(&all, max_per_file, plan.top_k) {
                         Ok(ranked) => break ranked,
                         Err(need) => {
-                            let found = self.with_reader(|index| index.fetch(&need, query))?;
+                            let found = view.fetch(&need, query)?;
                             candidates.add_fetched(&need, found);
                         }
                     }

@@ -402,14 +402,7 @@ impl LexicalIndex {
         filter: Option<&ScopeFilter<'_>>,
         weights: &RankWeights,
     ) -> Result<(Vec<LexicalHit>, usize)> {
-        let (searcher, plan, found, all_terms) = self.ranked(query, top_k, filter, weights)?;
-        let mut hits = Vec::with_capacity(found.len());
-        for c in found {
-            let doc: TantivyDocument =
-                searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
-            hits.push(self.hit(&doc, c.chunk_id, c.score, &plan));
-        }
-        Ok((hits, all_terms))
+        self.view().search_tiered_with(query, top_k, filter, weights)
     }
 
     /// [`LexicalIndex::rank`] with the given ranking weights.
@@ -420,8 +413,15 @@ impl LexicalIndex {
         filter: Option<&ScopeFilter<'_>>,
         weights: &RankWeights,
     ) -> Result<(Vec<u64>, usize)> {
-        let (_, _, found, all_terms) = self.ranked(query, top_k, filter, weights)?;
-        Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
+        self.view().rank_with(query, top_k, filter, weights)
+    }
+
+    /// One snapshot of the index for every step of one search: the ranking and the hits read
+    /// after it see the same commit. (Each call on the index itself may reload first, so ids
+    /// ranked by one call could be gone from the next: a file re-indexed in between gets new
+    /// chunk ids, and its hit was dropped; `docs/reliability.md`, "Soak, round 2".)
+    pub fn view(&self) -> LexicalView<'_> {
+        LexicalView { index: self, searcher: self.searcher() }
     }
 
     /// [`LexicalIndex::search`], plus how many of the hits (they come first) match every
@@ -462,11 +462,12 @@ impl LexicalIndex {
 
     fn ranked(
         &self,
+        searcher: &tantivy::Searcher,
         query: &str,
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
         weights: &RankWeights,
-    ) -> Result<(tantivy::Searcher, Plan, Vec<Candidate>, usize)> {
+    ) -> Result<(Plan, Vec<Candidate>, usize)> {
         if query.trim().is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));
         }
@@ -476,13 +477,12 @@ impl LexicalIndex {
                 "The query has no searchable words (only punctuation or symbols); type at least one word, name or number.",
             ));
         }
-        let searcher = self.searcher();
         if top_k == 0 {
-            return Ok((searcher, plan, Vec::new(), 0));
+            return Ok((plan, Vec::new(), 0));
         }
         let (first, rest) = tier_queries(&self.fields, &plan, weights);
         let scope = filter.map(|f| (f, &self.paths));
-        let mut found = top_k_in_scope(&searcher, first.as_ref(), top_k, scope)?;
+        let mut found = top_k_in_scope(searcher, first.as_ref(), top_k, scope)?;
         let all_terms = found.len();
         if found.len() < top_k
             && let Some(rest) = rest
@@ -493,8 +493,8 @@ impl LexicalIndex {
             // phrase queries.)
             let first_tier: HashSet<DocAddress> = found.iter().map(|c| c.addr).collect();
             let pool = top_k.max(SECOND_TIER_POOL);
-            let more = top_k_in_scope(&searcher, rest.as_ref(), pool, scope)?;
-            let counts = clause_counts(&searcher, &self.fields, &plan, &more)?;
+            let more = top_k_in_scope(searcher, rest.as_ref(), pool, scope)?;
+            let counts = clause_counts(searcher, &self.fields, &plan, &more)?;
             let mut keyed: Vec<(usize, Candidate)> = counts.into_iter().zip(more).collect();
             // Second tier: the share of the query's clauses a chunk matches (weighted by
             // `RankWeights::coordination`) plus its BM25 score relative to the pool's best (both
@@ -510,7 +510,7 @@ impl LexicalIndex {
             let room = top_k - found.len();
             found.extend(more.into_iter().filter(|c| !first_tier.contains(&c.addr)).take(room));
         }
-        Ok((searcher, plan, found, all_terms))
+        Ok((plan, found, all_terms))
     }
 
     /// Chunk ids stored for `path` (for checks and repairs), in ascending order.
@@ -622,14 +622,7 @@ impl LexicalIndex {
     /// lexical index does not hold are `None`. Snippets highlight `query`'s words when the
     /// chunk has them, otherwise they show the chunk's beginning.
     pub fn fetch(&self, ids: &[u64], query: &str) -> Result<Vec<Option<LexicalHit>>> {
-        let searcher = self.searcher();
-        let plan = with_analyzer(|a| plan(query, a));
-        let mut out = Vec::with_capacity(ids.len());
-        for &id in ids {
-            let doc = self.stored(&searcher, id)?;
-            out.push(doc.map(|doc| self.hit(&doc, id, 0.0, &plan)));
-        }
-        Ok(out)
+        self.view().fetch(ids, query)
     }
 
     /// The stored document of chunk `id` in `searcher`'s snapshot, if it holds one.
@@ -640,6 +633,56 @@ impl LexicalIndex {
             .map_err(|e| map_err("Reading a stored chunk", e))?;
         let Some(addr) = found.into_iter().next() else { return Ok(None) };
         searcher.doc(addr).map(Some).map_err(|e| map_err("Reading a stored chunk", e))
+    }
+}
+
+/// A search's snapshot of a [`LexicalIndex`] ([`LexicalIndex::view`]): ranking and reading
+/// hits through one view see one commit.
+pub struct LexicalView<'a> {
+    index: &'a LexicalIndex,
+    searcher: tantivy::Searcher,
+}
+
+impl LexicalView<'_> {
+    /// [`LexicalIndex::search_tiered_with`] in this snapshot.
+    pub fn search_tiered_with(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+        weights: &RankWeights,
+    ) -> Result<(Vec<LexicalHit>, usize)> {
+        let (plan, found, all_terms) = self.index.ranked(&self.searcher, query, top_k, filter, weights)?;
+        let mut hits = Vec::with_capacity(found.len());
+        for c in found {
+            let doc: TantivyDocument =
+                self.searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
+            hits.push(self.index.hit(&doc, c.chunk_id, c.score, &plan));
+        }
+        Ok((hits, all_terms))
+    }
+
+    /// [`LexicalIndex::rank_with`] in this snapshot.
+    pub fn rank_with(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+        weights: &RankWeights,
+    ) -> Result<(Vec<u64>, usize)> {
+        let (_, found, all_terms) = self.index.ranked(&self.searcher, query, top_k, filter, weights)?;
+        Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
+    }
+
+    /// [`LexicalIndex::fetch`] in this snapshot: every id ranked through this view is found.
+    pub fn fetch(&self, ids: &[u64], query: &str) -> Result<Vec<Option<LexicalHit>>> {
+        let plan = with_analyzer(|a| plan(query, a));
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let doc = self.index.stored(&self.searcher, id)?;
+            out.push(doc.map(|doc| self.index.hit(&doc, id, 0.0, &plan)));
+        }
+        Ok(out)
     }
 }
 

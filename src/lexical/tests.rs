@@ -269,6 +269,29 @@ fn a_compound_seen_again_splits_the_same_way() {
 }
 
 #[test]
+fn hits_ranked_in_a_view_are_read_from_the_same_commit() {
+    // A search ranks, then reads its hits; an edit of a ranked file committed in between gives
+    // the file's chunks new ids. Read through the index, the ranked id is gone and the hit was
+    // dropped (the soak's "search_missed"); read through the search's view, it is found.
+    let index = LexicalIndex::create_in_ram().unwrap();
+    let mut w = index.writer(0).unwrap();
+    w.add(&doc(1, "a.md", "", "soakzbdaaadidq の段落")).unwrap();
+    w.commit(1).unwrap();
+    let view = index.view();
+    let (ranked, _) = view.rank_with("soakzbdaaadidq", 10, None, &RankWeights::default()).unwrap();
+    assert_eq!(ranked, vec![1]);
+    w.delete_path("a.md");
+    w.add(&doc(2, "a.md", "", "soakzbdaaadidq の段落。追記した段落")).unwrap();
+    w.commit(2).unwrap();
+    let in_view = view.fetch(&ranked, "soakzbdaaadidq").unwrap();
+    assert_eq!(in_view.len(), 1);
+    let hit = in_view[0].as_ref().expect("the ranked hit is read from the view's commit");
+    assert_eq!((hit.chunk_id, hit.path.as_str()), (1, "a.md"));
+    assert!(index.fetch(&ranked, "soakzbdaaadidq").unwrap()[0].is_none(), "the index itself moved on");
+    assert_eq!(ids(&index, "soakzbdaaadidq"), vec![2], "a new search sees the edit");
+}
+
+#[test]
 fn a_missing_word_never_empties_the_result() {
     let index = index_of(&["会議の議事録", "天気の話", "会議室の予算"]);
     assert_eq!(ids(&index, "会議 予算"), vec![3, 1]);
