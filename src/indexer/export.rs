@@ -53,17 +53,9 @@ pub fn export_chunks(
         };
         let doc = Document::parse(&source.text);
         let front_matter = front_matter_object(&doc);
-        // Chunks come in document order: each first element is found searching on from the last.
-        let mut from = 0;
+        let mut anchor_of = super::anchor_finder(&doc);
         for c in chunk(&doc, options) {
-            let found = doc.elements[from..].iter().position(|e| e.pointer == c.pointer).map(|i| from + i);
-            let anchor = match found.or_else(|| doc.position(&c.pointer)) {
-                Some(i) => {
-                    from = i;
-                    doc.elements[i].anchor()
-                }
-                None => c.pointer.to_string(),
-            };
+            let anchor = anchor_of(&c.pointer);
             let line = json!({
                 "path": entry.path.as_str(),
                 "anchor": anchor,

@@ -1095,17 +1095,12 @@ enum FileOutcome {
 
 /// The lexical index's documents for the chunks of one revision of `path` (the only place the
 /// chunks are stored), with their ids in order.
-fn lexical_docs(
-    path: &str,
-    source_hash: &str,
-    doc: &Document,
-    chunks: Vec<Chunk>,
-    ids: impl Iterator<Item = u64>,
-) -> Vec<LexicalDoc> {
-    // Chunks come in document order, so each one's first element is found by searching on from
-    // the previous one's: linear, where a lookup per chunk was quadratic (50,000 headings).
+/// The v2 anchor of each chunk's first element, for chunks asked in document order: each element
+/// is found by searching on from the previous one's (linear, where a lookup per chunk was
+/// quadratic: 50,000 headings); a pointer not found is its own text.
+fn anchor_finder(doc: &Document) -> impl FnMut(&crate::markdown::LogicalPointer) -> String + '_ {
     let mut from = 0;
-    let mut anchor_of = |pointer: &crate::markdown::LogicalPointer| {
+    move |pointer| {
         let found = doc.elements[from..].iter().position(|e| &e.pointer == pointer).map(|i| from + i);
         match found.or_else(|| doc.position(pointer)) {
             Some(i) => {
@@ -1114,7 +1109,17 @@ fn lexical_docs(
             }
             None => pointer.to_string(),
         }
-    };
+    }
+}
+
+fn lexical_docs(
+    path: &str,
+    source_hash: &str,
+    doc: &Document,
+    chunks: Vec<Chunk>,
+    ids: impl Iterator<Item = u64>,
+) -> Vec<LexicalDoc> {
+    let mut anchor_of = anchor_finder(doc);
     // Every chunk carries the file's front-matter terms, so metadata filters act per chunk.
     let meta: std::sync::Arc<[String]> =
         crate::lexical::meta_terms(&crate::chunk::front_matter_fields(doc)).into();

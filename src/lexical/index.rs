@@ -394,28 +394,6 @@ impl LexicalIndex {
         Ok(self.search_tiered(query, top_k, filter)?.0)
     }
 
-    /// [`LexicalIndex::search_tiered`] with the given ranking weights.
-    pub fn search_tiered_with(
-        &self,
-        query: &str,
-        top_k: usize,
-        filter: Option<&ScopeFilter<'_>>,
-        weights: &RankWeights,
-    ) -> Result<(Vec<LexicalHit>, usize)> {
-        self.view().search_tiered_with(query, top_k, filter, weights)
-    }
-
-    /// [`LexicalIndex::rank`] with the given ranking weights.
-    pub fn rank_with(
-        &self,
-        query: &str,
-        top_k: usize,
-        filter: Option<&ScopeFilter<'_>>,
-        weights: &RankWeights,
-    ) -> Result<(Vec<u64>, usize)> {
-        self.view().rank_with(query, top_k, filter, weights)
-    }
-
     /// One snapshot of the index for every step of one search: the ranking and the hits read
     /// after it see the same commit. (Each call on the index itself may reload first, so ids
     /// ranked by one call could be gone from the next: a file re-indexed in between gets new
@@ -432,7 +410,7 @@ impl LexicalIndex {
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
     ) -> Result<(Vec<LexicalHit>, usize)> {
-        self.search_tiered_with(query, top_k, filter, &RankWeights::default())
+        self.view().search_tiered_with(query, top_k, filter, &RankWeights::default())
     }
 
     /// The chunk ids [`LexicalIndex::search`] would return, in rank order, without reading the
@@ -444,7 +422,7 @@ impl LexicalIndex {
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
     ) -> Result<(Vec<u64>, usize)> {
-        self.rank_with(query, top_k, filter, &RankWeights::default())
+        self.view().rank_with(query, top_k, filter, &RankWeights::default())
     }
 
     fn hit(&self, doc: &TantivyDocument, chunk_id: u64, score: Score, plan: &Plan) -> LexicalHit {
@@ -644,7 +622,7 @@ pub struct LexicalView<'a> {
 }
 
 impl LexicalView<'_> {
-    /// [`LexicalIndex::search_tiered_with`] in this snapshot.
+    /// [`LexicalIndex::search_tiered`] in this snapshot, with the given ranking weights.
     pub fn search_tiered_with(
         &self,
         query: &str,
@@ -662,7 +640,7 @@ impl LexicalView<'_> {
         Ok((hits, all_terms))
     }
 
-    /// [`LexicalIndex::rank_with`] in this snapshot.
+    /// [`LexicalIndex::rank`] in this snapshot, with the given ranking weights.
     pub fn rank_with(
         &self,
         query: &str,
