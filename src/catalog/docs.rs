@@ -68,7 +68,8 @@ type Checked = (Option<RelPath>, Option<FileStamp>, Arc<DocInfo>);
 /// The documents of the last [`DocCache::get_all`], in its order.
 struct LastCall {
     root: PathBuf,
-    paths: Vec<String>,
+    /// Shared from call to call while the documents stay the same.
+    paths: Arc<[String]>,
     docs: Vec<Checked>,
 }
 
@@ -84,15 +85,10 @@ pub struct DocCache {
 }
 
 impl DocCache {
-    /// The data of the file at `path` (root-relative), fresh for its current size and time.
-    /// Entries are keyed by the absolute path, so one cache can serve several workspaces.
+    /// The data of the file at `path` (root-relative), fresh for its current stamp. Entries are
+    /// keyed by the absolute path, so one cache can serve several workspaces.
     pub fn get(&self, ws: &Workspace, path: &str) -> Arc<DocInfo> {
-        self.get_in(&ws.guard_walk(), path)
-    }
-
-    /// [`DocCache::get`] with the folder checks of the path guard shared across one call.
-    fn get_in(&self, walk: &GuardWalk<'_>, path: &str) -> Arc<DocInfo> {
-        self.check_in(walk, path).2
+        self.check_in(&ws.guard_walk(), path).2
     }
 
     /// The full check of one document: the guard (name, Unicode form on disk, folders, the
@@ -191,7 +187,7 @@ impl DocCache {
         let infos = docs.iter().map(|d| Arc::clone(&d.2)).collect();
         if let Ok(mut slot) = self.last.lock() {
             let paths = match last {
-                Some(l) => l.paths.clone(),
+                Some(l) => Arc::clone(&l.paths),
                 None => paths.iter().map(|p| (*p).to_owned()).collect(),
             };
             *slot = Some(Arc::new(LastCall { root: ws.root().to_path_buf(), paths, docs }));
