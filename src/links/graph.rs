@@ -7,7 +7,7 @@ use std::path::Path;
 use super::resolve::{Target, resolve};
 use super::{DocLinks, LINKS_VERSION};
 use crate::error::{Error, Result};
-use crate::workspace::write_file_atomic;
+use crate::workspace::{form_sensitive, nfc, write_file_atomic};
 
 /// Every indexed document's links, as committed with one index generation.
 ///
@@ -139,13 +139,17 @@ impl LinkIndex {
     pub fn new(graph: LinkGraph) -> LinkIndex {
         let mut resolved = HashMap::with_capacity(graph.docs.len());
         let mut incoming: HashMap<String, Vec<(String, usize)>> = HashMap::new();
+        // Documents whose names NFC and NFD write differently, by their NFC form: a link typed
+        // composed reaches a file macOS stored decomposed, and the reverse (`workspace/nfc.rs`).
+        let by_nfc: HashMap<String, &String> =
+            graph.docs.keys().filter(|p| form_sensitive(p)).map(|p| (nfc(p).into_owned(), p)).collect();
         for (from, doc) in &graph.docs {
             let targets: Vec<Target> = doc
                 .links
                 .iter()
                 .map(|l| match resolve(from, &l.raw) {
                     Target::Local { path, fragment } => {
-                        Target::Local { path: md_sibling(&graph.docs, path), fragment }
+                        Target::Local { path: document_named(&graph.docs, &by_nfc, path), fragment }
                     }
                     other => other,
                 })
@@ -292,14 +296,24 @@ fn has_anchor(anchors: &[String], fragment: &str) -> bool {
     anchors.iter().any(|a| a.to_lowercase() == lower)
 }
 
-/// `x.html` / `x.htm` → `x.md` when that is a document and `x.html` is not.
-fn md_sibling(docs: &BTreeMap<String, DocLinks>, path: String) -> String {
-    if docs.contains_key(&path) {
-        return path;
+/// The document a local link target names: `path` itself when it is a document, else the
+/// document whose name equals it in NFC, else (`x.html` / `x.htm`, mdBook) the document `x.md`
+/// in either form; `path` as written when none is.
+fn document_named(
+    docs: &BTreeMap<String, DocLinks>,
+    by_nfc: &HashMap<String, &String>,
+    path: String,
+) -> String {
+    let find = |p: &str| -> Option<String> {
+        if docs.contains_key(p) {
+            return Some(p.to_owned());
+        }
+        by_nfc.get(nfc(p).as_ref()).map(|d| (*d).clone())
+    };
+    if let Some(doc) = find(&path) {
+        return doc;
     }
-    let Some(stem) = html_stem(&path) else { return path };
-    let md = format!("{stem}.md");
-    if docs.contains_key(&md) { md } else { path }
+    html_stem(&path).and_then(|stem| find(&format!("{stem}.md"))).unwrap_or(path)
 }
 
 /// `x` for `x.html` / `x.htm` (ASCII case-insensitive).

@@ -272,3 +272,34 @@ fn the_snapshot_round_trips_compactly_and_refuses_damage() {
     assert!(LinkGraph::decode(br#"{"version":"1","generation":7,"docs":{}}"#).is_err());
     assert_eq!(LinkGraph::read_generation(&dir.path().join("missing")), None);
 }
+
+#[test]
+fn a_link_typed_in_one_normal_form_reaches_the_document_named_in_the_other() {
+    // `ガイド` composed (NFC) and decomposed (NFD, as macOS stores names).
+    let (composed, decomposed) = ("\u{30AC}\u{30A4}\u{30C9}", "\u{30AB}\u{3099}\u{30A4}\u{30C8}\u{3099}");
+    assert_ne!(composed, decomposed);
+    let mut g = LinkGraph::new(1);
+    g.docs.insert(format!("docs/{decomposed}.md"), doc_links("# G\n\n## 手順\n"));
+    g.docs.insert(format!("docs/{composed}2.md"), doc_links("# G2\n"));
+    g.docs.insert(
+        "docs/a.md".to_owned(),
+        doc_links(&format!(
+            "# A\n\n[nfc]({composed}.md#手順) [html]({composed}.html) [nfd]({decomposed}2.md) [gone]({composed}3.md)\n"
+        )),
+    );
+    let index = LinkIndex::new(g);
+    let edges = index.traverse("docs/a.md", Direction::Outgoing, 1, &mut no_files);
+    assert_eq!(
+        summary(&edges),
+        [
+            format!("1:docs/a.md inline docs/{decomposed}.md#手順"),
+            format!("1:docs/a.md inline docs/{decomposed}.md"),
+            format!("1:docs/a.md inline docs/{composed}2.md"),
+            format!("1:docs/a.md inline docs/{composed}3.md missing_file"),
+        ],
+        "targets carry the name as indexed (on disk); only a file that exists in neither form is broken"
+    );
+    // Incoming links are found from the document's own name.
+    let incoming = index.traverse(&format!("docs/{decomposed}.md"), Direction::Incoming, 1, &mut no_files);
+    assert_eq!(incoming.len(), 2);
+}

@@ -38,7 +38,7 @@ fn a_name_in_one_normal_form_is_read_patched_searched_and_listed_by_the_other() 
     for (on_disk, typed) in forms() {
         let p = Project::empty();
         p.write(&on_disk, "# ガイド\n\nnamesword の説明です。\n");
-        p.write("other.md", "# Other\n\nnamesword elsewhere\n");
+        p.write("other.md", &format!("# Other\n\nnamesword elsewhere, see [the guide]({typed}#ガイド).\n"));
         let r: Value = serde_json::from_str(&p.ok(&["reindex", "--json"])).unwrap();
         assert_eq!(r["indexedFiles"], 2, "{r}");
         let mut rpc = server(&p);
@@ -88,6 +88,13 @@ fn a_name_in_one_normal_form_is_read_patched_searched_and_listed_by_the_other() 
         let listed: Vec<&str> =
             files["files"].as_array().unwrap().iter().filter_map(|f| f["relativePath"].as_str()).collect();
         assert!(listed.contains(&on_disk.as_str()) && !listed.contains(&typed.as_str()), "{files}");
+
+        // a link typed in the other form reaches the file (and its heading): not broken
+        let links = rpc.call("kb_links", json!({"request": {"path": "other.md", "direction": "outgoing"}}));
+        assert_eq!(links["edges"][0]["to"], on_disk.as_str(), "{links}");
+        assert_eq!(links["edges"][0]["broken"], false, "{links}");
+        let incoming = rpc.call("kb_links", json!({"request": {"path": typed, "direction": "incoming"}}));
+        assert_eq!(incoming["edges"][0]["from"], "other.md", "{incoming}");
         drop(rpc);
 
         // one document per file, however often it is reindexed
