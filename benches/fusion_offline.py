@@ -107,6 +107,16 @@ def variant_grid():
                     name = f"RRF k={k} wLex={wl} floor={delta}{' gate' if gate else ''}{' tiers' if tiers else ''}"
                     out.append((name, lambda lex, at, vec, k=k, wl=wl, d=delta, g=gate, t=tiers:
                                 rrf(lex, floor_cut(vec, d, None), k, wl, gate=g, all_terms=at, tiers=t)))
+    # Adaptive: with all-terms hits (the user's words were found), the lexical list weighs
+    # `wl_at`; without (a whole-sentence question), `wl`. gate + tiers as the shipped fusion.
+    for k in (60, 20):
+        for wl in (1, 1.5, 2):
+            for wl_at in (4, 8, 1000):
+                for delta in (0.04, 0.06):
+                    name = f"adaptive k={k} wLex={wl} wLexAllTerms={wl_at} floor={delta} gate tiers"
+                    out.append((name, lambda lex, at, vec, k=k, wl=wl, wa=wl_at, d=delta:
+                                rrf(lex, floor_cut(vec, d, None), k, wa if at > 0 else wl, gate=True,
+                                    all_terms=at, tiers=True)))
     out.append(("lexical-first (vector-only appended)", lambda lex, at, vec: rrf(lex, vec, 60, 1000)))
     out.append(("vectors re-rank lexical pool only (RRF k=60 w=1)",
                 lambda lex, at, vec: rrf(lex, vec, 60, 1, gate=True, all_terms=1)))

@@ -164,8 +164,9 @@ pub(crate) struct SearchFile {
     /// Reciprocal Rank Fusion constant.
     #[schemars(range(min = 1), extend("default" = 60))]
     pub rrf_k: Option<i64>,
-    /// Weight of the lexical list in hybrid fusion (the vector list weighs 1).
-    #[schemars(range(min = 0.0), extend("default" = 2.0))]
+    /// Weight of the lexical list in hybrid fusion (the vector list weighs 1); it counts only for
+    /// queries whose words no chunk has all of (else the lexical order stands).
+    #[schemars(range(min = 0.0), extend("default" = 1.5))]
     pub lexical_weight: Option<f64>,
     /// Vector candidates more than this below the best one's cosine similarity are dropped
     /// (0 disables).
@@ -178,7 +179,7 @@ pub(crate) struct SearchFile {
     #[schemars(range(min = 0), extend("default" = 3))]
     pub max_per_file: Option<i64>,
     /// Lexical ranking: weight of a match in the heading path against one in the text.
-    #[schemars(range(min = 0.0), extend("default" = 2.0))]
+    #[schemars(range(min = 0.0), extend("default" = 1.5))]
     pub heading_weight: Option<f64>,
     /// Lexical ranking: weight of the bonus for two consecutive query words standing together
     /// in the text, in query order (0 disables).
@@ -200,7 +201,7 @@ pub(crate) struct SearchFile {
     pub loose_weight: Option<f64>,
     /// Lexical ranking: weight of the share of query words a partial match has, against its
     /// BM25 score.
-    #[schemars(range(min = 0.0), extend("default" = 2.0))]
+    #[schemars(range(min = 0.0), extend("default" = 1.5))]
     pub coordination_weight: Option<f64>,
 }
 

@@ -470,7 +470,7 @@ impl Default for LexicalRanking {
 /// The default `search.maxPerFile` (`docs/design/retrieval.md`, "Lexical ranking").
 pub const DEFAULT_MAX_PER_FILE: usize = 3;
 /// The default `search.lexicalWeight`.
-pub const DEFAULT_LEXICAL_WEIGHT: f64 = 2.0;
+pub const DEFAULT_LEXICAL_WEIGHT: f64 = 1.5;
 /// The default `search.semanticFloor`.
 pub const DEFAULT_SEMANTIC_FLOOR: f64 = 0.04;
 

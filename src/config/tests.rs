@@ -900,14 +900,14 @@ fn debug_output_never_shows_the_api_key() {
 fn retrieval_keys_of_issue_17_load_and_validate() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let yaml = "embedding:\n  queryPrefix: 'query: '\n  documentPrefix: 'passage: '\n  inputType:\n    query: query\n    document: passage\nsearch:\n  lexicalWeight: 1.5\n  semanticFloor: 0\n  semanticMinSimilarity: 0.7\n";
+    let yaml = "embedding:\n  queryPrefix: 'query: '\n  documentPrefix: 'passage: '\n  inputType:\n    query: query\n    document: passage\nsearch:\n  lexicalWeight: 3\n  semanticFloor: 0\n  semanticMinSimilarity: 0.7\n";
     let loaded = load_yaml(d, yaml, CliOverrides::default()).expect("loads");
     let c = &loaded.config;
     assert_eq!(c.embedding.query_prefix, "query: ");
     assert_eq!(c.embedding.document_prefix, "passage: ");
     let t = c.embedding.input_type.as_ref().expect("input type");
     assert_eq!((t.query.as_str(), t.document.as_str()), ("query", "passage"));
-    assert_eq!(c.search.lexical_weight, 1.5);
+    assert_eq!(c.search.lexical_weight, 3.0);
     assert_eq!(c.search.semantic_floor, 0.0);
     assert_eq!(c.search.semantic_min_similarity, Some(0.7));
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);

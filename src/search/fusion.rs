@@ -3,7 +3,7 @@
 //!
 //! Pure functions over ids and distances; no index, no I/O.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Reciprocal Rank Fusion: `score(id) = Σ 1/(k + rank)` over the ranked lists (rank 1-based),
 /// sorted by score descending then id ascending, first `top_k`.
@@ -49,13 +49,17 @@ pub struct Fusion {
     pub lexical_weight: f64,
 }
 
-/// Hybrid ranking: weighted RRF of the lexical ids (best first) and the vector ids (nearest
-/// first, already cut by [`similarity_floor`]). When some lexical hits match every query word
-/// (the first `all_terms` of `lexical`), the vectors only re-rank: chunks found by the vectors
-/// alone are dropped, and the all-words hits stay ahead of the partial matches (each group
-/// ordered by fused score). So a chunk that lacks what the user typed never pushes out one
-/// that has it. Without such hits (a whole-sentence question), vector-only chunks join the
-/// fusion and add recall.
+/// Hybrid ranking. When some lexical hits match every query word (the first `all_terms` of
+/// `lexical`, which lists them first), the lexical ranking stands: the vectors neither add
+/// chunks nor reorder, and each hit scores its lexical share of the fusion,
+/// `lexical_weight / (k + rank)`. Without such hits (a whole-sentence question), weighted RRF
+/// of the lexical ids (best first) and the vector ids (nearest first, already cut by
+/// [`similarity_floor`]): vector-only chunks join and add recall.
+///
+/// Why the lexical order stands when every word was found (`docs/design/retrieval.md`,
+/// "Fusion, round 2"): letting the vectors re-rank those hits lost held-out technical nDCG
+/// (identifiers and keywords, where e5-small is weakest), while the questions that gain from
+/// vectors are the ones whose words are not all found.
 pub fn fuse_hybrid(
     lexical: &[u64],
     all_terms: usize,
@@ -63,18 +67,15 @@ pub fn fuse_hybrid(
     f: Fusion,
     top_k: usize,
 ) -> Vec<(u64, f64)> {
-    let mut fused = fuse_weighted(&[(lexical, f.lexical_weight), (vector, 1.0)], f.rrf_k, usize::MAX);
     if all_terms > 0 {
-        // Vector ranks stay those of the whole vector list: a lexical hit the vectors put 30th
-        // is not promoted by the removal of the vector-only chunks above it.
-        let lex: HashSet<u64> = lexical.iter().copied().collect();
-        let first: HashSet<u64> = lexical.iter().take(all_terms).copied().collect();
-        fused.retain(|(id, _)| lex.contains(id));
-        // A stable sort: the fused order within each group is kept.
-        fused.sort_by_key(|(id, _)| !first.contains(id));
+        return lexical
+            .iter()
+            .take(top_k)
+            .enumerate()
+            .map(|(rank, id)| (*id, f.lexical_weight / (f.rrf_k as f64 + rank as f64 + 1.0)))
+            .collect();
     }
-    fused.truncate(top_k);
-    fused
+    fuse_weighted(&[(lexical, f.lexical_weight), (vector, 1.0)], f.rrf_k, top_k)
 }
 
 /// A single list's first `top_k` ids with score `1/rank`.

@@ -263,32 +263,31 @@ fn similarity_floor_keeps_the_prefix_close_to_the_best_hit() {
 }
 
 #[test]
-fn hybrid_fusion_lets_vectors_rerank_but_not_intrude_when_every_word_was_found() {
+fn hybrid_fusion_keeps_the_lexical_order_when_every_word_was_found_and_adds_vectors_otherwise() {
     let f = Fusion { rrf_k: 60, lexical_weight: 1.0 };
     // Lexical: 10, 11 and 12 match every word (all_terms = 3). Vectors: 99 (found by the
-    // vectors alone) is nearest, then 12, then 11.
+    // vectors alone) is nearest, then 12, then 11. Neither 99 nor the vectors' order counts.
     let fused = fuse_hybrid(&[10, 11, 12], 3, &[99, 12, 11], f, 10);
-    let ids: Vec<u64> = fused.iter().map(|f| f.0).collect();
-    // 99 is dropped; 11 = 1/62 + 1/63 ties 12 = 1/63 + 1/62 (lower id first); 10 = 1/61.
-    assert_eq!(ids, vec![11, 12, 10]);
-    // Vector ranks stay those of the whole list: 12 is second there, not first (else it
-    // would score 1/63 + 1/61 and lead).
-    assert!((fused[1].1 - (1.0 / 63.0 + 1.0 / 62.0)).abs() < 1e-12);
-    // No chunk matches every word: the vectors add recall.
-    let fused = fuse_hybrid(&[10, 11, 12], 0, &[99, 11, 10], f, 10);
-    assert!(fused.iter().any(|f| f.0 == 99));
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![10, 11, 12]);
+    // Each hit scores its lexical share: 1/61, 1/62, 1/63 (decreasing with the order shown).
+    assert!((fused[0].1 - 1.0 / 61.0).abs() < 1e-12 && (fused[2].1 - 1.0 / 63.0).abs() < 1e-12);
+    // Partial matches after the all-words hits keep their lexical places too, even when the
+    // vectors like one better.
+    let fused = fuse_hybrid(&[10, 11, 12], 2, &[12, 99], f, 10);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![10, 11, 12]);
+    // No chunk matches every word: weighted RRF, and the vectors add recall and reorder:
+    // 11 = 1/62 + 1/62 leads 10 = 1/61, which ties 99 = 1/61 (lower id first), then 12.
+    let fused = fuse_hybrid(&[10, 11, 12], 0, &[99, 11], f, 10);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![11, 10, 99, 12]);
     // Lexical weight 2: the last of 50 lexical candidates (2/110) still beats the nearest
     // vector-only chunk (1/61).
     let lexical: Vec<u64> = (1..=50).collect();
     let f2 = Fusion { rrf_k: 60, lexical_weight: 2.0 };
     let fused = fuse_hybrid(&lexical, 0, &[99], f2, 51);
     assert_eq!(fused.last().map(|f| f.0), Some(99));
-    // The all-words hits stay ahead of partial matches the vectors like better: 12 matches
-    // only some words but is the nearest; 10 and 11 keep the lead.
-    let fused = fuse_hybrid(&[10, 11, 12], 2, &[12, 99], f, 10);
-    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![10, 11, 12]);
-    // top_k cuts after the filtering.
+    // top_k cuts both ways.
     assert_eq!(fuse_hybrid(&[10, 11, 12], 2, &[99, 98, 97], f, 2).len(), 2);
+    assert_eq!(fuse_hybrid(&[10, 11, 12], 0, &[99, 98, 97], f, 2).len(), 2);
 }
 
 #[test]

@@ -351,8 +351,10 @@ pub struct SearchExplain {
     pub vector_distance: Option<f32>,
     /// The RRF constant k used for fusion (hybrid only).
     pub rrf_k: Option<u32>,
-    /// The final score: `Σ wᵢ/(k + rank)` in hybrid mode (lexical weight
-    /// `search.lexicalWeight`, vector weight 1), `1/rank` otherwise.
+    /// The final score. Hybrid mode: `w/(k + lexical rank)` when some chunk matched every
+    /// word (the lexical order stands; vectorRank is shown but not counted), else
+    /// `Σ wᵢ/(k + rank)` over both lists (lexical weight `search.lexicalWeight`, vector weight
+    /// 1). `1/rank` in the other modes.
     pub fused_score: f64,
 }
 

@@ -141,7 +141,9 @@ fn reindex_embeds_in_batches_and_semantic_and_hybrid_answer() {
     assert_eq!(results[0]["score"], 1.0);
     assert!(s["warning"].is_null(), "{s}");
 
-    // Hybrid with explain: both ranks, fused score = w/(60 + lexical rank) + 1/(60 + vector rank).
+    // Hybrid with explain: both ranks; some chunk has every word, so the lexical order stands
+    // and the fused score is the lexical share w/(60 + lexical rank) (the vector rank is shown,
+    // not counted).
     let h = v.search("京都 利用者", "hybrid", &["--top-k", "5", "--explain"]);
     let results = h["results"].as_array().unwrap();
     assert!(!results.is_empty());
@@ -152,7 +154,7 @@ fn reindex_embeds_in_batches_and_semantic_and_hybrid_answer() {
         assert_eq!(e["rrfK"], 60);
         assert!(!e["lexicalRank"].is_null(), "some chunk has every word: no vector-only hit ({hit})");
         let part = |r: &Value| r.as_f64().map_or(0.0, |r| 1.0 / (60.0 + r));
-        let want = lvs::config::DEFAULT_LEXICAL_WEIGHT * part(&e["lexicalRank"]) + part(&e["vectorRank"]);
+        let want = lvs::config::DEFAULT_LEXICAL_WEIGHT * part(&e["lexicalRank"]);
         assert!((e["fusedScore"].as_f64().unwrap() - want).abs() < 1e-12, "{hit}");
         assert_eq!(hit["score"], e["fusedScore"]);
     }
@@ -161,9 +163,12 @@ fn reindex_embeds_in_batches_and_semantic_and_hybrid_answer() {
             .iter()
             .any(|h| !h["explain"]["lexicalRank"].is_null() && !h["explain"]["vectorRank"].is_null())
     );
-    // The chunks with every word (kyoto.md) lead; partial matches follow, whatever the vectors say.
+    // The chunks with every word (kyoto.md) lead; partial matches follow, whatever the vectors
+    // say: the order is the lexical one.
     let all: Vec<bool> = results.iter().map(|h| h["explain"]["lexicalAllTerms"] == true).collect();
     assert!(all[0] && all.windows(2).all(|w| w[0] || !w[1]), "{all:?}");
+    let ranks: Vec<u64> = results.iter().map(|h| h["explain"]["lexicalRank"].as_u64().unwrap()).collect();
+    assert!(ranks.windows(2).all(|w| w[0] < w[1]), "lexical order: {ranks:?}");
     // Without --explain there is no explain field; the text output shows the ranks.
     let plain = v.search("京都 利用者", "hybrid", &[]);
     assert!(plain["results"][0].get("explain").is_none());
