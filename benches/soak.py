@@ -221,17 +221,24 @@ class Soak:
         if not paras:
             return
         target = self.rng.choice(paras)
+        kind = "insert_after"
+        if getattr(self.args, "steady", False):
+            # A corpus that does not grow: rewrite a paragraph this harness added, when one is
+            # in the read, instead of inserting another.
+            mine = [e for e in paras if e["text"] in set(self.added.get(path, []))]
+            if mine:
+                target, kind = self.rng.choice(mine), "replace_element"
         self.counter += 1
         token = f"soakz{self.counter}q"
         text = f"{token} 追記した段落 {self.counter}。"
-        op = {"kind": "insert_after", "pointer": target["pointer"], "markdown": text}
+        op = {"kind": kind, "pointer": target["pointer"], "markdown": text}
         res, err = self.call("patch", "kb_patch", {"request": {"path": path, "operations": [op]}})
         if err:
             stale = self.edited_at.get((path, target["text"]), -1) >= cached["gen"]
             moved = cached["version"] != self.version.get(path, 0)
             why = None
             if err.get("code") == "CONFLICT" and stale:
-                why = "anchor read before an external edit rewrote that paragraph"
+                why = "anchor read before an edit (external, or a --steady rewrite) rewrote that paragraph"
             elif err.get("code") == "CONFLICT" and moved and "multiple" in (err.get("message") or ""):
                 why = "the file changed since the read and the paragraph's text occurs twice: relocation is ambiguous"
             elif err.get("code") == "CONFLICT" and moved and "now-atomic" in (err.get("message") or ""):
@@ -250,6 +257,12 @@ class Soak:
             self.error("patch", {"code": "lost_patch", "message": f"{token} occurs {body.count(token)} times in {path}"})
         self.version[path] = self.version.get(path, 0) + 1
         self.tokens.append((token, path, bool(res.get("indexSynchronized"))))
+        if kind == "replace_element":
+            # Anchors read before this rewrite are now stale, as after an external one.
+            self.edited_at[(path, target["text"])] = self.gen.get(path, 0)
+            self.gen[path] = self.gen.get(path, 0) + 1
+            if target["text"] in self.added.get(path, []):
+                self.added[path].remove(target["text"])
         self.added.setdefault(path, []).append(text)
 
     def write_atomic(self, path, data):
@@ -267,7 +280,7 @@ class Soak:
         eol = "\r\n" if "\r\n" in text else "\n"
         added = [a for a in self.added.get(path, []) if text.count(a) == 1]
         self.counter += 1
-        if added and self.rng.random() < 0.5:
+        if added and (getattr(self.args, "steady", False) or self.rng.random() < 0.5):
             old = self.rng.choice(added)
             new = f"soakx{self.counter}q 外部エディタで書き換えた段落。"
             text = text.replace(old, new)
@@ -452,6 +465,10 @@ def main():
     ap.add_argument("--pause-ms", type=float, default=0, help="pause between operations")
     ap.add_argument("--seed", type=int, default=19)
     ap.add_argument("--watch", action="store_true", help="start the server with --watch-files")
+    ap.add_argument("--steady", action="store_true",
+                    help="keep the corpus size steady: patches and external edits rewrite the paragraphs "
+                         "the harness added instead of adding more (tells growth of the corpus from growth "
+                         "of the process)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary project and server log")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()

@@ -279,6 +279,8 @@ def main():
     ap.add_argument("--seed", type=int, default=30)
     ap.add_argument("--no-watch", action="store_true",
                     help="start the server without the file watcher (external edits wait for a reindex)")
+    ap.add_argument("--steady", action="store_true",
+                    help="keep the corpus size steady (soak.py --steady): RSS growth is then the process's own")
     ap.add_argument("--keep", action="store_true", help="keep the temporary project and server log")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
