@@ -179,7 +179,7 @@ pub(crate) struct SearchFile {
     #[schemars(range(min = 0), extend("default" = 3))]
     pub max_per_file: Option<i64>,
     /// Lexical ranking: weight of a match in the heading path against one in the text.
-    #[schemars(range(min = 0.0), extend("default" = 1.5))]
+    #[schemars(range(min = 0.0), extend("default" = 2.0))]
     pub heading_weight: Option<f64>,
     /// Lexical ranking: weight of the bonus for two consecutive query words standing together
     /// in the text, in query order (0 disables).
@@ -201,7 +201,7 @@ pub(crate) struct SearchFile {
     pub loose_weight: Option<f64>,
     /// Lexical ranking: weight of the share of query words a partial match has, against its
     /// BM25 score.
-    #[schemars(range(min = 0.0), extend("default" = 1.5))]
+    #[schemars(range(min = 0.0), extend("default" = 2.0))]
     pub coordination_weight: Option<f64>,
 }
 

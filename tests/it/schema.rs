@@ -347,3 +347,33 @@ fn served_schemas_are_portable_to_gemini_and_openai() {
     sorted.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     assert_eq!(json!({ "tools": sorted }), tools_json(), "tools/list differs from schema/mcp-tools.json");
 }
+
+/// The defaults the config schema documents for `search.*` are the ones the code applies (the
+/// schema's are annotations written by hand beside each key).
+#[test]
+fn the_config_schema_documents_the_search_defaults_the_code_applies() {
+    let schema = lvs::config::json_schema();
+    let props = &schema["$defs"]["SearchFile"]["properties"];
+    let d = lvs::config::SearchConfig::default();
+    let r = d.ranking;
+    let want: &[(&str, f64)] = &[
+        ("semanticCandidatePoolSize", d.semantic_candidate_pool_size as f64),
+        ("lexicalCandidatePoolSize", d.lexical_candidate_pool_size as f64),
+        ("maxResults", d.max_results as f64),
+        ("rrfK", f64::from(d.rrf_k)),
+        ("lexicalWeight", d.lexical_weight),
+        ("semanticFloor", d.semantic_floor),
+        ("maxPerFile", d.max_per_file.unwrap_or(0) as f64),
+        ("headingWeight", r.heading_weight),
+        ("proximityWeight", r.proximity_weight),
+        ("proximitySlop", f64::from(r.proximity_slop)),
+        ("proximityReach", f64::from(r.proximity_reach)),
+        ("contentWordWeight", r.content_word_weight),
+        ("looseWeight", r.loose_weight),
+        ("coordinationWeight", r.coordination_weight),
+    ];
+    for (key, value) in want {
+        let documented = props[key]["default"].as_f64();
+        assert_eq!(documented, Some(*value), "search.{key}: schema default {documented:?}, code {value}");
+    }
+}
