@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    limit_malloc_arenas();
+    tune_malloc();
     // Logs go to stderr only: stdout carries protocol frames or command output.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -20,14 +20,20 @@ fn main() -> ExitCode {
     lvs::cli::main(std::env::args().collect())
 }
 
-/// Caps glibc's malloc arenas at 2 before any thread starts. With its default (8 per core) each
-/// of the HTTP server's client threads gets an arena of its own, and the heap grew by 1.5–3 MB a
-/// minute under the 16-client soak while the same run with 2 arenas stayed flat after warm-up
-/// at the same latency (`docs/reliability.md`, "RSS under the soak"). A `MALLOC_ARENA_MAX` in
-/// the environment is left to glibc.
+/// Tunes glibc's malloc before any thread starts (`docs/reliability.md`, "RSS under the soak"):
+///
+/// - arenas capped at 2: with glibc's default (8 per core) each of the HTTP server's client
+///   threads gets an arena of its own, and memory freed in one is not reused by another;
+/// - blocks of 128 KiB and more always mapped on their own (`M_MMAP_THRESHOLD`): glibc raises
+///   that threshold each time such a block is freed, after which the index writer's arena pages
+///   and the large read and answer buffers of every edit came from the heap, and the heap kept
+///   growing with freed memory in it (half of it free after 9 minutes of the soak).
+///
+/// A setting given in the environment (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`) is left
+/// to glibc.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)] // the one `unsafe` of the crate: a libc call with no pointer arguments
-fn limit_malloc_arenas() {
+#[allow(unsafe_code)] // the one `unsafe` of the crate: libc calls with no pointer arguments
+fn tune_malloc() {
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
         // SAFETY: `mallopt` sets a tuning parameter of the allocator; it is called first thing
         // in `main`, before this process starts any other thread.
@@ -35,7 +41,13 @@ fn limit_malloc_arenas() {
             libc::mallopt(libc::M_ARENA_MAX, 2);
         }
     }
+    if std::env::var_os("MALLOC_MMAP_THRESHOLD_").is_none() {
+        // SAFETY: as above.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+        }
+    }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn limit_malloc_arenas() {}
+fn tune_malloc() {}
