@@ -1093,8 +1093,6 @@ enum FileOutcome {
     Failed(String),
 }
 
-/// The lexical index's documents for the chunks of one revision of `path` (the only place the
-/// chunks are stored), with their ids in order.
 /// The v2 anchor of each chunk's first element, for chunks asked in document order: each element
 /// is found by searching on from the previous one's (linear, where a lookup per chunk was
 /// quadratic: 50,000 headings); a pointer not found is its own text.
@@ -1112,6 +1110,8 @@ fn anchor_finder(doc: &Document) -> impl FnMut(&crate::markdown::LogicalPointer)
     }
 }
 
+/// The lexical index's documents for the chunks of one revision of `path` (the only place the
+/// chunks are stored), with their ids in order.
 fn lexical_docs(
     path: &str,
     source_hash: &str,
