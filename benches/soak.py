@@ -225,7 +225,8 @@ class Soak:
         if getattr(self.args, "steady", False):
             # A corpus that does not grow: rewrite a paragraph this harness added, when one is
             # in the read, instead of inserting another.
-            mine = [e for e in paras if e["text"] in set(self.added.get(path, []))]
+            added = set(self.added.get(path, []))
+            mine = [e for e in paras if e["text"] in added]
             if mine:
                 target, kind = self.rng.choice(mine), "replace_element"
         self.counter += 1
