@@ -1,7 +1,7 @@
 //! The tantivy index: schema, opening, the writer and searching.
 
 use std::cell::RefCell;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
 
 use tantivy::collector::Count;
@@ -399,7 +399,7 @@ impl LexicalIndex {
     /// ranked by one call could be gone from the next: a file re-indexed in between gets new
     /// chunk ids, and its hit was dropped; `docs/reliability.md`, "Soak, round 2".)
     pub fn view(&self) -> LexicalView<'_> {
-        LexicalView { index: self, searcher: self.searcher() }
+        LexicalView { index: self, searcher: self.searcher(), ranked: Default::default() }
     }
 
     /// [`LexicalIndex::search`], plus how many of the hits (they come first) match every
@@ -619,6 +619,19 @@ impl LexicalIndex {
 pub struct LexicalView<'a> {
     index: &'a LexicalIndex,
     searcher: tantivy::Searcher,
+    /// What ranking through this view learnt, for [`LexicalView::fetch`]: the last query's
+    /// analysis, and where each ranked chunk lies in this snapshot (so a fetch reads the hit
+    /// directly instead of looking its id up in every segment; `docs/performance.md`, "Query
+    /// stages").
+    ranked: std::cell::RefCell<Ranked>,
+}
+
+/// See [`LexicalView::ranked`].
+#[derive(Default)]
+struct Ranked {
+    query: String,
+    plan: Option<std::rc::Rc<Plan>>,
+    addrs: HashMap<u64, DocAddress>,
 }
 
 impl LexicalView<'_> {
@@ -648,16 +661,55 @@ impl LexicalView<'_> {
         filter: Option<&ScopeFilter<'_>>,
         weights: &RankWeights,
     ) -> Result<(Vec<u64>, usize)> {
-        let (_, found, all_terms) = self.index.ranked(&self.searcher, query, top_k, filter, weights)?;
+        let (plan, found, all_terms) = self.index.ranked(&self.searcher, query, top_k, filter, weights)?;
+        let mut ranked = self.ranked.borrow_mut();
+        if ranked.query != query {
+            ranked.addrs.clear();
+            query.clone_into(&mut ranked.query);
+        }
+        ranked.plan = Some(std::rc::Rc::new(plan));
+        ranked.addrs.extend(found.iter().map(|c| (c.chunk_id, c.addr)));
         Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
+    }
+
+    /// The file of each of `ids` that ranking through this view found (`None` for the others),
+    /// read from the path column without reading the hits: a per-file limit skips a file's
+    /// extra chunks before their hits and snippets are read.
+    pub fn paths_of(&self, ids: &[u64]) -> Result<Vec<Option<String>>> {
+        let ranked = self.ranked.borrow();
+        self.index.paths.retain(&self.searcher);
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let Some(addr) = ranked.addrs.get(id) else {
+                out.push(None);
+                continue;
+            };
+            let paths = self.index.paths.get(self.searcher.segment_reader(addr.segment_ord))?;
+            out.push(paths.and_then(|p| {
+                let ord = p.ords.values_for_doc(addr.doc_id).next()?;
+                p.names.get(usize::try_from(ord).ok()?).map(|n| n.to_string())
+            }));
+        }
+        Ok(out)
     }
 
     /// [`LexicalIndex::fetch`] in this snapshot: every id ranked through this view is found.
     pub fn fetch(&self, ids: &[u64], query: &str) -> Result<Vec<Option<LexicalHit>>> {
-        let plan = with_analyzer(|a| plan(query, a));
+        let (known_plan, addrs) = {
+            let ranked = self.ranked.borrow();
+            let known = ranked.query == query;
+            let known_plan = ranked.plan.clone().filter(|_| known);
+            let addrs: Vec<Option<DocAddress>> =
+                ids.iter().map(|id| ranked.addrs.get(id).copied().filter(|_| known)).collect();
+            (known_plan, addrs)
+        };
+        let plan = known_plan.unwrap_or_else(|| std::rc::Rc::new(with_analyzer(|a| plan(query, a))));
         let mut out = Vec::with_capacity(ids.len());
-        for &id in ids {
-            let doc = self.index.stored(&self.searcher, id)?;
+        for (&id, addr) in ids.iter().zip(addrs) {
+            let doc = match addr {
+                Some(addr) => Some(self.searcher.doc(addr).map_err(|e| map_err("Reading a lexical hit", e))?),
+                None => self.index.stored(&self.searcher, id)?,
+            };
             out.push(doc.map(|doc| self.index.hit(&doc, id, 0.0, &plan)));
         }
         Ok(out)

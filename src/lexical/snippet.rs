@@ -12,7 +12,7 @@
 //! Only a few sentences are analyzed, not the whole chunk: the text is cut into sentences (at
 //! line breaks and `。`, where lindera cuts too, so tokens come out the same), each sentence
 //! is normalised and tested for the query terms as substrings (cheap), and the sentence with
-//! the most distinct terms is analyzed together with its neighbours.
+//! the most distinct terms is analyzed, with its neighbours when it is short.
 
 use std::collections::HashMap;
 
@@ -25,6 +25,11 @@ pub(crate) const WINDOW: usize = 16;
 const FULL_ANALYSIS_BYTES: usize = 256;
 /// Longest sentence; longer runs without a break are cut (at a character boundary).
 const SENTENCE_BYTES: usize = 1024;
+/// The sentence holding the most query terms is analyzed with its neighbours only while the
+/// piece is shorter than this (a window of [`WINDOW`] tokens fits in it; analyzing three
+/// sentences around every hit was most of a query's lindera time, `docs/performance.md`,
+/// "Query stages").
+const MIN_PIECE_BYTES: usize = 160;
 /// Text analyzed when no sentence contains a query term.
 const FALLBACK_BYTES: usize = 512;
 /// Texts are searched for a matching sentence only this far.
@@ -166,9 +171,17 @@ fn choose_range(text: &str, terms: &[String]) -> (usize, usize) {
     }
     match best {
         Some((_, i)) => {
-            let from = sentences[i.saturating_sub(1)].0;
-            let to = sentences.get(i + 1).map_or(sentences[i].1, |s| s.1);
-            (from, to)
+            // the sentence, then its neighbours (before, after, before, ...) while it is short
+            let (mut first, mut last) = (i, i);
+            let len = |a: usize, b: usize| sentences[b].1 - sentences[a].0;
+            while len(first, last) < MIN_PIECE_BYTES && (first > 0 || last + 1 < sentences.len()) {
+                if first > 0 && (last + 1 == sentences.len() || i - first <= last - i) {
+                    first -= 1;
+                } else {
+                    last += 1;
+                }
+            }
+            (sentences[first].0, sentences[last].1)
         }
         None => {
             let to = sentences.iter().map(|s| s.1).take_while(|&e| e <= FALLBACK_BYTES).last();

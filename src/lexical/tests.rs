@@ -1220,3 +1220,52 @@ proptest! {
         prop_assert!(terms.len() <= 3);
     }
 }
+
+// ---------------------------------------------------------------- view: rank, then read
+
+#[test]
+fn a_view_reads_the_hits_it_ranked_as_a_search_would_and_knows_their_files_before() {
+    // Two commits, so the ranked chunks lie in two segments.
+    let index = index_with(&[doc(1, "a.md", "", "東京都の天気"), doc(2, "b.md", "", "東京の天気予報")]);
+    let mut w = index.writer(0).unwrap();
+    w.add(&doc(3, "c.md", "", "天気と東京")).unwrap();
+    w.commit(2).unwrap();
+    let searched = index.search("東京 天気", 10, None).unwrap();
+    let view = index.view();
+    let (ranked, _) = view.rank_with("東京 天気", 10, None, &RankWeights::default()).unwrap();
+    assert_eq!(ranked, searched.iter().map(|h| h.chunk_id).collect::<Vec<_>>());
+    let files = view.paths_of(&[3, 1, 99]).unwrap();
+    assert_eq!(files, vec![Some("c.md".to_owned()), Some("a.md".to_owned()), None], "99 was not ranked");
+    let fetched = view.fetch(&ranked, "東京 天気").unwrap();
+    for (f, s) in fetched.iter().zip(&searched) {
+        let f = f.as_ref().expect("a ranked chunk is read");
+        assert_eq!((f.chunk_id, &f.path, &f.snippet), (s.chunk_id, &s.path, &s.snippet));
+    }
+    // Another query through the same view: ids are looked up, snippets follow the new query.
+    let other = view.fetch(&[2], "予報").unwrap();
+    assert!(other[0].as_ref().expect("chunk 2").snippet.contains("[予報]"), "{other:?}");
+}
+
+#[test]
+fn a_snippet_stays_in_a_long_matching_sentence_and_fills_a_short_one_from_its_neighbours() {
+    // A long sentence with the match: the window is cut from it alone, both ends elided.
+    let long = format!(
+        "{}目印はここにあります{}。",
+        "前置きの文章が続きます、".repeat(8),
+        "、後ろの文章も続きます".repeat(8)
+    );
+    let text = format!("最初の段落です。\n{long}\n最後の段落です。\n{}", "埋め草の文です。\n".repeat(20));
+    let index = index_of(&[&text]);
+    let s = snippet_of(&index, "目印");
+    assert!(s.contains("[目印]") && s.starts_with("...") && s.ends_with("..."), "{s}");
+    assert!(!s.contains("最初") && !s.contains("最後"), "{s}");
+    // A short sentence with the match: its neighbours fill the window.
+    let text = format!(
+        "{}前の文です。\n目印。\n次の文です。\n{}",
+        "埋め草の文です。\n".repeat(20),
+        "埋め草の文です。\n".repeat(20)
+    );
+    let index = index_of(&[&text]);
+    let s = snippet_of(&index, "目印");
+    assert!(s.contains("前の文") && s.contains("[目印]") && s.contains("次の文"), "{s}");
+}

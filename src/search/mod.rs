@@ -241,6 +241,8 @@ pub struct Candidates {
     hits: HashMap<u64, LexicalHit>,
     /// Ids a refetch found no hit for (skipped by [`Candidates::select`]).
     absent: HashSet<u64>,
+    /// The files of candidates not read yet, where the ranking knew them.
+    paths: HashMap<u64, String>,
 }
 
 impl Candidates {
@@ -253,6 +255,12 @@ impl Candidates {
     pub fn set_lexical_ranks(&mut self, ids: Vec<u64>, all_terms: usize) {
         self.lexical = ids;
         self.all_terms = all_terms;
+    }
+
+    /// The files of ranked candidates (`paths[i]` of `ids[i]`), known before their hits are
+    /// read: [`Candidates::select`] then reads only the hits the per-file limit keeps.
+    pub fn set_paths(&mut self, ids: &[u64], paths: Vec<Option<String>>) {
+        self.paths.extend(ids.iter().zip(paths).filter_map(|(id, p)| Some((*id, p?))));
     }
 
     /// Lexical mode's tiered hits, best first, the first `all_terms` matching every word.
@@ -295,8 +303,9 @@ impl Candidates {
     }
 
     /// The first `top_k` of `ranked` with at most `max_per_file` hits per file, or, when that
-    /// needs hits not read yet, `Err` with the next ids to read (at most `top_k` of them, in
-    /// rank order). Ids without a hit are skipped.
+    /// needs hits not read yet, `Err` with the ids to read next, in rank order: those the limit
+    /// keeps among the candidates whose file is known ([`Candidates::set_paths`]), and those
+    /// whose file is not (at most `top_k` ids). Ids without a hit are skipped.
     pub fn select(
         &self,
         ranked: &[(u64, f64)],
@@ -305,29 +314,34 @@ impl Candidates {
     ) -> std::result::Result<Vec<(u64, f64)>, Vec<u64>> {
         let mut per_file: HashMap<&str, usize> = HashMap::new();
         let mut out = Vec::new();
-        for (i, &(id, score)) in ranked.iter().enumerate() {
-            if out.len() >= top_k {
+        let mut need = Vec::new();
+        // of `need`, the ids whose file is known (each takes a place in the answer)
+        let mut kept = 0;
+        for &(id, score) in ranked {
+            if out.len() + kept >= top_k || need.len() >= top_k {
                 break;
             }
             if self.absent.contains(&id) {
                 continue;
             }
-            let Some(hit) = self.hits.get(&id) else {
-                let need = ranked[i..]
-                    .iter()
-                    .map(|r| r.0)
-                    .filter(|id| !self.hits.contains_key(id) && !self.absent.contains(id))
-                    .take(top_k.max(1))
-                    .collect();
-                return Err(need);
+            let hit = self.hits.get(&id);
+            let Some(path) = hit.map(|h| h.path.as_str()).or_else(|| self.paths.get(&id).map(String::as_str))
+            else {
+                need.push(id); // its file is known once it is read
+                continue;
             };
-            let n = per_file.entry(hit.path.as_str()).or_default();
+            let n = per_file.entry(path).or_default();
             if *n < max_per_file {
                 *n += 1;
-                out.push((id, score));
+                if hit.is_some() {
+                    out.push((id, score));
+                } else {
+                    need.push(id);
+                    kept += 1;
+                }
             }
         }
-        Ok(out)
+        if need.is_empty() { Ok(out) } else { Err(need) }
     }
 
     /// The ranked ids whose hit has not been read yet (to fetch, with snippets).

@@ -328,6 +328,21 @@ fn a_per_file_limit_reads_past_the_first_top_k_and_skips_gone_chunks() {
 }
 
 #[test]
+fn a_per_file_limit_reads_only_the_hits_it_keeps_when_the_ranking_knew_their_files() {
+    // Five chunks of a.md first, then b.md and c.md: with the files known, the first read
+    // asks for one chunk of each file and none of a.md's other four.
+    let ranked = by_rank([1, 2, 3, 4, 5, 6, 7].into_iter(), usize::MAX);
+    let mut c = Candidates::new(None);
+    let files = ["a.md", "a.md", "a.md", "a.md", "a.md", "b.md", "c.md"];
+    c.set_paths(&[1, 2, 3, 4, 5, 6, 7], files.iter().map(|f| Some((*f).to_owned())).collect());
+    assert_eq!(c.select(&ranked, 1, 3), Err(vec![1, 6, 7]));
+    c.add_fetched(&[1, 6, 7], vec![Some(hit(1, "a.md", "h")), Some(hit(6, "b.md", "h")), None]);
+    // 7 is gone: nothing else is left to read, and a.md keeps its limit.
+    assert_eq!(ids(&c.select(&ranked, 1, 3).expect("all read")), vec![1, 6]);
+    assert_eq!(c.select(&ranked, 2, 3), Err(vec![2]), "a limit of 2 reads a.md's second chunk");
+}
+
+#[test]
 fn the_configured_ranking_weights_default_to_the_lexical_defaults() {
     assert_eq!(rank_weights(&config()), RankWeights::default());
 }
