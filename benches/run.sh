@@ -103,6 +103,7 @@ cargo build --release --bin local-vector-search-mcp
 BENCH_EXE="$(bench_exe index)"
 LVS_BENCH_CATALOG_EXE="${LVS_BENCH_CATALOG_EXE:-$(bench_exe catalog)}"
 LVS_BENCH_ASSETS_EXE="${LVS_BENCH_ASSETS_EXE:-$(bench_exe assets)}"
+LVS_BENCH_STAGES_EXE="${LVS_BENCH_STAGES_EXE:-$(bench_exe query_stages)}"
 fi
 [ -x "$BENCH_EXE" ] || { echo "could not find the index bench executable" >&2; exit 1; }
 mkdir -p "$OUT/bin"
@@ -124,6 +125,14 @@ LVS_BENCH_OUT="$OUT" LVS_BENCH_INDEX_DIR="$INDEX" LVS_BENCH_QUERY_PASSES="$PASSE
   "$OUT/bin/index-bench" --bench "$CORPUS" | tee "$OUT/index.txt"
 
 load after-index-bench
+# Where a query's time goes (benches/query_stages.rs), on the index and queries just made.
+if [ -n "${LVS_BENCH_STAGES_EXE:-}" ]; then
+  cp "$LVS_BENCH_STAGES_EXE" "$OUT/bin/query-stages-bench"
+  echo "== query stages ==" >&2
+  LVS_BENCH_QUERY_PASSES="$PASSES" "$OUT/bin/query-stages-bench" --bench "$INDEX" "$CORPUS" "$OUT/queries.jsonl" \
+    | tee "$OUT/query_stages.txt" >&2
+  load after-query-stages
+fi
 echo "== 2/5 SQLite FTS5 baseline ==" >&2
 python3 benches/fts5_baseline.py "$OUT/chunks.jsonl" "$OUT/queries.jsonl" \
   --passes "$PASSES" --db-dir "$OUT/fts5" --out "$OUT/fts5.json" >/dev/null
