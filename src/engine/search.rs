@@ -70,7 +70,9 @@ impl Engine {
             LexicalStep::Skip => {}
             LexicalStep::Rank { pool } => {
                 let (ids, all_terms) = view.rank_with(query, pool, filter, &weights)?;
-                candidates.set_paths(&ids, view.paths_of(&ids)?);
+                if plan.max_per_file.is_some() {
+                    candidates.set_paths(&ids, view.paths_of(&ids)?);
+                }
                 candidates.set_lexical_ranks(ids, all_terms);
             }
             LexicalStep::Tiered { top_k } => {

@@ -630,7 +630,7 @@ pub struct LexicalView<'a> {
 #[derive(Default)]
 struct Ranked {
     query: String,
-    plan: Option<std::rc::Rc<Plan>>,
+    plan: Option<Plan>,
     addrs: HashMap<u64, DocAddress>,
 }
 
@@ -667,7 +667,7 @@ impl LexicalView<'_> {
             ranked.addrs.clear();
             query.clone_into(&mut ranked.query);
         }
-        ranked.plan = Some(std::rc::Rc::new(plan));
+        ranked.plan = Some(plan);
         ranked.addrs.extend(found.iter().map(|c| (c.chunk_id, c.addr)));
         Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
     }
@@ -695,22 +695,26 @@ impl LexicalView<'_> {
 
     /// [`LexicalIndex::fetch`] in this snapshot: every id ranked through this view is found.
     pub fn fetch(&self, ids: &[u64], query: &str) -> Result<Vec<Option<LexicalHit>>> {
-        let (known_plan, addrs) = {
-            let ranked = self.ranked.borrow();
-            let known = ranked.query == query;
-            let known_plan = ranked.plan.clone().filter(|_| known);
-            let addrs: Vec<Option<DocAddress>> =
-                ids.iter().map(|id| ranked.addrs.get(id).copied().filter(|_| known)).collect();
-            (known_plan, addrs)
+        // What ranking this query through the view learnt; nothing for another query.
+        let ranked = self.ranked.borrow();
+        let known = (ranked.query == query).then_some(&*ranked);
+        let analyzed;
+        let plan = match known.and_then(|r| r.plan.as_ref()) {
+            Some(plan) => plan,
+            None => {
+                analyzed = with_analyzer(|a| plan(query, a));
+                &analyzed
+            }
         };
-        let plan = known_plan.unwrap_or_else(|| std::rc::Rc::new(with_analyzer(|a| plan(query, a))));
         let mut out = Vec::with_capacity(ids.len());
-        for (&id, addr) in ids.iter().zip(addrs) {
-            let doc = match addr {
-                Some(addr) => Some(self.searcher.doc(addr).map_err(|e| map_err("Reading a lexical hit", e))?),
+        for &id in ids {
+            let doc = match known.and_then(|r| r.addrs.get(&id)) {
+                Some(&addr) => {
+                    Some(self.searcher.doc(addr).map_err(|e| map_err("Reading a lexical hit", e))?)
+                }
                 None => self.index.stored(&self.searcher, id)?,
             };
-            out.push(doc.map(|doc| self.index.hit(&doc, id, 0.0, &plan)));
+            out.push(doc.map(|doc| self.index.hit(&doc, id, 0.0, plan)));
         }
         Ok(out)
     }
