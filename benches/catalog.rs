@@ -20,7 +20,7 @@ use lvs::workspace::PathContext;
 use serde_json::json;
 
 mod common;
-use common::{Latency, machine};
+use common::{Latency, machine, ms};
 
 /// Edits made by the "after one document changed" case.
 static EDITS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -183,8 +183,4 @@ fn main() {
         json!({"bench": "catalog", "docs": docs, "tags": tags, "cold_ms": ms(cold), "cases": out,
                "build": if cfg!(debug_assertions) { "debug" } else { "release" }, "machine": machine()})
     );
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }

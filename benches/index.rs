@@ -44,12 +44,11 @@ use lvs::config::{CliOverrides, EmbeddingProvider, load};
 use lvs::engine::Engine;
 use lvs::engine::ReindexOptions;
 use lvs::markdown::{Document, ElementKind};
-use lvs::wire::SearchRequest;
 use lvs::workspace::GlobFilter;
 use serde_json::json;
 
 mod common;
-use common::{Latency, cpu_secs, dir_size, machine, median, median_f, proc_status_kb};
+use common::{Latency, cpu_secs, dir_size, lexical_request, machine, median, median_f, ms, proc_status_kb};
 
 const DEFAULT_CORPUS: &str = "../shared/corpora/visualstudio-docs-ja";
 const QUERY_COUNT: usize = 200;
@@ -254,17 +253,7 @@ fn run() -> Res<()> {
     // ---------------------------------------------------------------- (d) queries
     eprintln!("(d) queries ...");
     let queries = build_queries(&docs, &segmenter);
-    let req_k = |q: &str, k: i64| SearchRequest {
-        query: q.to_owned(),
-        mode: Some("lexical".into()),
-        top_k: Some(k),
-        include_globs: None,
-        exclude_globs: None,
-        filters: None,
-        explain: None,
-        max_per_file: None,
-    };
-    let req = |q: &str| req_k(q, TOP_K);
+    let req = |q: &str| lexical_request(q, TOP_K);
     // The first search opens the index reader: reported on its own.
     let t = Instant::now();
     let first = engine.search(&req(&queries[0].0));
@@ -298,7 +287,7 @@ fn run() -> Res<()> {
     for _ in 0..passes {
         for (q, _) in &queries {
             let t = Instant::now();
-            let r = engine.search(&req_k(q, 1));
+            let r = engine.search(&lexical_request(q, 1));
             samples_k1.push(t.elapsed());
             black_box(r.ok());
         }
@@ -390,7 +379,6 @@ fn run() -> Res<()> {
 
     // ---------------------------------------------------------------- report
     let secs = |d: Duration| d.as_secs_f64();
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     let ratio_2t = secs(full_time) / secs(lindera_2t);
     let ratio_1t = secs(full_time) / secs(lindera_1t);

@@ -32,7 +32,7 @@ use lvs::wire::{LinkDirection, LinksRequest};
 use serde_json::json;
 
 mod common;
-use common::{Latency, machine};
+use common::{Latency, machine, ms};
 
 const DEFAULT_CORPUS: &str = "../shared/corpora/visualstudio-docs-ja";
 
@@ -53,10 +53,6 @@ fn markdown_files(root: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 fn us(d: Duration) -> f64 {

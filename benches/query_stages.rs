@@ -17,10 +17,9 @@ use std::time::Instant;
 use lvs::config::{CliOverrides, EmbeddingProvider, load};
 use lvs::engine::Engine;
 use lvs::lexical::{LexicalIndex, RankWeights};
-use lvs::wire::SearchRequest;
 
 mod common;
-use common::Latency;
+use common::{Latency, lexical_request, ms};
 
 type Res<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -57,19 +56,9 @@ fn run() -> Res<()> {
     let index =
         LexicalIndex::open_or_create(&PathBuf::from(storage).join("lexical")).map_err(|e| e.message)?;
     let weights = RankWeights::default();
-    let req = |q: &str, k: i64| SearchRequest {
-        query: q.to_owned(),
-        mode: Some("lexical".into()),
-        top_k: Some(k),
-        include_globs: None,
-        exclude_globs: None,
-        filters: None,
-        explain: None,
-        max_per_file: None,
-    };
     // warm-up
     for q in &queries {
-        black_box(engine.search(&req(q, 10)).ok());
+        black_box(engine.search(&lexical_request(q, 10)).ok());
     }
     let view = index.view();
     // `LVS_BENCH_STAGE=<text>` runs only the stages whose name contains it (to profile one).
@@ -116,10 +105,10 @@ fn run() -> Res<()> {
         black_box(view.search_tiered_with(q, 10, None, &weights).ok());
     });
     stage("Engine::search, topK 10", &mut |q| {
-        black_box(engine.search(&req(q, 10)).ok());
+        black_box(engine.search(&lexical_request(q, 10)).ok());
     });
     stage("Engine::search, topK 1", &mut |q| {
-        black_box(engine.search(&req(q, 1)).ok());
+        black_box(engine.search(&lexical_request(q, 1)).ok());
     });
     let mut short = 0;
     for q in &queries {
@@ -134,8 +123,4 @@ fn run() -> Res<()> {
         queries.len()
     );
     Ok(())
-}
-
-fn ms(d: std::time::Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }

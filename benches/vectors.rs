@@ -16,7 +16,7 @@
 
 use std::fs;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use lvs::config::{CliOverrides, EmbeddingProvider, SearchMode, load};
 use lvs::engine::Engine;
@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 mod common;
 #[path = "../tests/fake_embed/mod.rs"]
 mod fake_embed;
-use common::{Latency, dir_size, machine, proc_status_kb};
+use common::{Latency, dir_size, machine, ms, proc_status_kb};
 
 const DIMS: usize = 1024;
 const QUERIES: usize = 200;
@@ -60,10 +60,6 @@ impl Rng {
         v.iter_mut().for_each(|x| *x /= n);
         v
     }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
 }
 
 fn run() -> Res<()> {

@@ -96,3 +96,19 @@ pub fn machine() -> Value {
         "loadavg": fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
     })
 }
+
+/// A duration in milliseconds.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// A lexical `kb_search` request for `query` with `top_k` hits, every other option at its
+/// default (as the in-process query benches send it).
+pub fn lexical_request(query: &str, top_k: i64) -> lvs::wire::SearchRequest {
+    lvs::wire::SearchRequest {
+        query: query.to_owned(),
+        mode: Some("lexical".into()),
+        top_k: Some(top_k),
+        ..Default::default()
+    }
+}
