@@ -12,11 +12,19 @@
 //! marker records the boot it ran in, and after a restart of the machine a session that did not
 //! close cleanly makes the next writer rebuild the lexical index from the store
 //! (`indexer::SessionMarker`).
+//!
+//! It also keeps tantivy's mmap cache bounded. `MmapDirectory` remembers every file it ever
+//! mapped (the path and a weak reference) and forgets dead entries only when someone asks for
+//! its cache statistics; a server that commits an edit, reloads its reader and merges segments
+//! opens 7–8 new segment files per commit, so the cache grew by about 1 KB per commit forever
+//! (8 MB of small allocations after 10 minutes of the HTTP soak, scattered among the request
+//! churn so that they pinned far more resident pages than that: `docs/reliability.md`,
+//! "Seventh run"). [`SwitchedDirectory`] prunes it after every [`PRUNE_EVERY`] opens.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::workspace::TEMP_PREFIX;
@@ -33,6 +41,12 @@ pub struct SyncSwitch {
     relaxed: AtomicBool,
     /// Files written without a sync since the last checkpoint.
     unsynced: Mutex<Vec<PathBuf>>,
+    /// Files opened for reading since the mmap cache was last pruned.
+    opened: AtomicUsize,
+    /// Entries the mmap cache held after its last pruning (files still mapped), and how many
+    /// prunings there were (tests read them).
+    pruned_to: AtomicUsize,
+    prunings: AtomicUsize,
 }
 
 impl SyncSwitch {
@@ -47,6 +61,12 @@ impl SyncSwitch {
 
     fn remember(&self, path: PathBuf) {
         self.unsynced.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(path);
+    }
+
+    /// Entries tantivy's mmap cache held after its last pruning, `None` before the first.
+    #[cfg(test)]
+    pub(crate) fn mmap_cache_after_pruning(&self) -> Option<usize> {
+        Some(self.pruned_to.load(Ordering::Relaxed)).filter(|_| self.prunings.load(Ordering::Relaxed) > 0)
     }
 
     /// Syncs every file written in relaxed mode that still exists, then the directory.
@@ -78,7 +98,12 @@ fn sync_dir(_root: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// `MmapDirectory` whose writes skip `fsync` while its [`SyncSwitch`] is relaxed.
+/// Opens of files for reading between two prunings of tantivy's mmap cache (a commit with
+/// its reader reload opens 10–20; pruning costs one pass over the few live entries).
+pub(crate) const PRUNE_EVERY: usize = 256;
+
+/// `MmapDirectory` whose writes skip `fsync` while its [`SyncSwitch`] is relaxed, and whose
+/// mmap cache forgets unmapped files (module documentation).
 #[derive(Clone, Debug)]
 pub struct SwitchedDirectory {
     inner: MmapDirectory,
@@ -95,12 +120,24 @@ impl SwitchedDirectory {
                 root: root.to_path_buf(),
                 relaxed: AtomicBool::new(false),
                 unsynced: Mutex::default(),
+                opened: AtomicUsize::new(0),
+                pruned_to: AtomicUsize::new(0),
+                prunings: AtomicUsize::new(0),
             }),
         })
     }
 
     pub fn switch(&self) -> Arc<SyncSwitch> {
         Arc::clone(&self.switch)
+    }
+
+    /// Drops the mmap cache's entries of files no longer mapped (tantivy prunes them only when
+    /// asked for its statistics) and returns how many entries are left.
+    fn prune_mmap_cache(&self) -> usize {
+        let left = self.inner.get_cache_info().mmapped.len();
+        self.switch.pruned_to.store(left, Ordering::Relaxed);
+        self.switch.prunings.fetch_add(1, Ordering::Relaxed);
+        left
     }
 }
 
@@ -131,6 +168,10 @@ impl TerminatingWrite for UnsyncedFile {
 
 impl Directory for SwitchedDirectory {
     fn get_file_handle(&self, path: &Path) -> Result<Arc<dyn FileHandle>, OpenReadError> {
+        if self.switch.opened.fetch_add(1, Ordering::Relaxed) + 1 >= PRUNE_EVERY {
+            self.switch.opened.store(0, Ordering::Relaxed);
+            self.prune_mmap_cache();
+        }
         self.inner.get_file_handle(path)
     }
 

@@ -278,6 +278,13 @@ impl LexicalIndex {
         Self::open_or_create(dir)
     }
 
+    /// Entries of tantivy's mmap cache after the directory last pruned it (`None`: in memory,
+    /// or never pruned yet).
+    #[cfg(test)]
+    pub(crate) fn mmap_cache_after_pruning(&self) -> Option<usize> {
+        self.switch.as_ref()?.mmap_cache_after_pruning()
+    }
+
     /// An empty index in memory (tests, benchmarks).
     pub fn create_in_ram() -> Result<LexicalIndex> {
         ensure_ready()?;

@@ -772,6 +772,24 @@ fn generation_survives_reopen() {
 }
 
 #[test]
+fn many_small_commits_keep_the_mmap_cache_to_the_files_still_mapped() {
+    // tantivy's MmapDirectory remembers every file it mapped until someone prunes it; an edit
+    // session maps 7-8 new segment files per commit (docs/reliability.md, "Seventh run").
+    let dir = tempfile::tempdir().unwrap();
+    let index = LexicalIndex::open_or_create(dir.path()).unwrap();
+    let mut w = index.writer(0).unwrap();
+    for i in 0..150u64 {
+        w.delete_path("a.md");
+        w.add(&doc(i + 1, "a.md", "", &format!("edit{i} 編集"))).unwrap();
+        w.commit(i + 1).unwrap();
+        assert_eq!(ids(&index, &format!("edit{i}")), vec![i + 1]);
+    }
+    let on_disk = std::fs::read_dir(dir.path()).unwrap().count();
+    let cached = index.mmap_cache_after_pruning().expect("150 commits and searches never pruned the mmap cache");
+    assert!(cached <= on_disk, "the mmap cache kept {cached} entries, {on_disk} files exist");
+}
+
+#[test]
 fn a_second_writer_gets_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let first = LexicalIndex::open_or_create(dir.path()).unwrap();
