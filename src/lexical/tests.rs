@@ -785,7 +785,8 @@ fn many_small_commits_keep_the_mmap_cache_to_the_files_still_mapped() {
         assert_eq!(ids(&index, &format!("edit{i}")), vec![i + 1]);
     }
     let on_disk = std::fs::read_dir(dir.path()).unwrap().count();
-    let cached = index.mmap_cache_after_pruning().expect("150 commits and searches never pruned the mmap cache");
+    let cached =
+        index.mmap_cache_after_pruning().expect("150 commits and searches never pruned the mmap cache");
     assert!(cached <= on_disk, "the mmap cache kept {cached} entries, {on_disk} files exist");
 }
 
