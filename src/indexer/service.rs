@@ -21,6 +21,11 @@
 //!   embedding request, closing an idle writer — except that after an edit batch, background
 //!   work that waits (a start-up repair, a requested reindex, an embedding request, the end of
 //!   a reindex) goes first once, so a steady stream of edits cannot starve it.
+//! - The link snapshot of an edit's commit (`links.bin`, megabytes on a large project, 100+ ms
+//!   to encode and write when a link or heading changed) waits until no edit has come for
+//!   [`LINKS_QUIET`], at most [`LINKS_MAX_DELAY`] after the first commit it covers, so an agent
+//!   editing file after file does not wait for it before each edit; the batches it covers stay
+//!   pending in `kb_status` until it is written. Any other work writes it first.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::{Sender, channel};
@@ -41,6 +46,12 @@ pub const WATCHER_PATH: &str = "<watcher>";
 
 /// Quiet time after the last piece of work before the writer is closed.
 pub const IDLE_AFTER: Duration = Duration::from_secs(1);
+
+/// Quiet time after an edit's commit before its link snapshot is written (module docs).
+const LINKS_QUIET: Duration = Duration::from_millis(150);
+
+/// The longest an edit's link snapshot waits while edits keep coming.
+const LINKS_MAX_DELAY: Duration = Duration::from_secs(1);
 
 /// How long the writer waits for another process's writer before giving up; the wait starts
 /// again while that process's reindex shows progress (see [`OtherRun`]).
@@ -599,6 +610,8 @@ enum Work {
     Repair,
     Embed,
     FinishReindex,
+    /// Write the link snapshot of the edits committed since the last one.
+    FinishLinks,
     Release,
 }
 
@@ -615,6 +628,10 @@ struct Worker<'a> {
     last_work: Instant,
     /// The last piece of work was an edit batch: waiting background work goes next.
     yield_to_background: bool,
+    /// Edit batches searchable, whose link snapshot is not written yet (module docs), and when
+    /// the first of them was committed.
+    links_unwritten: Vec<Vec<(String, u64)>>,
+    links_since: Option<Instant>,
 }
 
 impl<'a> Worker<'a> {
@@ -635,6 +652,8 @@ impl<'a> Worker<'a> {
             phase: None,
             last_work: Instant::now(),
             yield_to_background: false,
+            links_unwritten: Vec::new(),
+            links_since: None,
         }
     }
 
@@ -646,7 +665,10 @@ impl<'a> Worker<'a> {
                 Work::Reindex(_) | Work::Repair | Work::Embed | Work::FinishReindex => {
                     self.yield_to_background = false
                 }
-                Work::Shutdown | Work::Answer(..) | Work::Release => {}
+                Work::Shutdown | Work::Answer(..) | Work::Release | Work::FinishLinks => {}
+            }
+            if !matches!(work, Work::Reconcile(_) | Work::Answer(..)) {
+                self.finish_links();
             }
             match work {
                 Work::Shutdown => {
@@ -659,6 +681,7 @@ impl<'a> Worker<'a> {
                 Work::Repair => self.repair(),
                 Work::Embed => self.embed_step(),
                 Work::FinishReindex => self.finish_reindex(),
+                Work::FinishLinks => {}
                 Work::Release => self.close_writer(),
             }
             self.last_work = Instant::now();
@@ -690,6 +713,14 @@ impl<'a> Worker<'a> {
                 || finish;
             if s.queue.has_queued() && !(self.yield_to_background && background) {
                 return Work::Reconcile(s.queue.take_batch());
+            }
+            if !self.links_unwritten.is_empty() {
+                let quiet = self.last_work.elapsed();
+                if quiet >= LINKS_QUIET || background {
+                    return Work::FinishLinks;
+                }
+                s = self.shared.wait_timeout(s, LINKS_QUIET - quiet);
+                continue;
             }
             if s.repair_requested {
                 s.repair_requested = false;
@@ -759,7 +790,35 @@ impl<'a> Worker<'a> {
         self.writer.as_mut().ok_or_else(|| Error::internal("the index writer could not be opened"))
     }
 
+    /// Writes the link snapshot of the edit batches committed since the last one and completes
+    /// them (with the snapshot's error, if any: the writer is closed then, and the next open
+    /// repairs the snapshot).
+    fn finish_links(&mut self) {
+        if self.links_unwritten.is_empty() {
+            return;
+        }
+        self.links_since = None;
+        let batches = std::mem::take(&mut self.links_unwritten);
+        let outcome = match self.writer.as_mut().map(Indexer::finish_commit) {
+            Some(Err(e)) => {
+                tracing::warn!("Could not write the link graph: {}", e.message);
+                Err(e.message)
+            }
+            _ => Ok(()),
+        };
+        if outcome.is_err() {
+            self.close_writer();
+        }
+        let mut s = self.shared.lock();
+        for batch in &batches {
+            s.queue.complete(batch, outcome.clone());
+        }
+        drop(s);
+        self.shared.changed.notify_all();
+    }
+
     fn close_writer(&mut self) {
+        self.finish_links();
         if let Some(mut w) = self.writer.take()
             && let Err(e) = w.vectors_persist()
         {
@@ -781,16 +840,19 @@ impl<'a> Worker<'a> {
                 tracing::debug!(target: "lvs::timing", "reader reload after the commit {:?}", t.elapsed());
                 self.vectors_idle = false;
                 // Searchable now: the waiting edit is answered before the link snapshot is
-                // written; `kb_status` shows the paths pending until that is done too.
+                // written; `kb_status` shows the paths pending until that is done too, after a
+                // quiet moment or at most LINKS_MAX_DELAY later (module docs).
                 self.shared.lock().queue.searchable(batch);
                 self.shared.changed.notify_all();
-                match self.writer.as_mut().map(Indexer::finish_commit) {
-                    Some(Err(e)) => {
-                        tracing::warn!("Could not write the link graph: {}", e.message);
-                        self.close_writer();
-                        Err(e.message)
+                if changed == 0 && self.links_unwritten.is_empty() {
+                    Ok(()) // nothing committed, no snapshot to wait for
+                } else {
+                    self.links_unwritten.push(batch.to_vec());
+                    let since = *self.links_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= LINKS_MAX_DELAY {
+                        self.finish_links();
                     }
-                    _ => Ok(()),
+                    return;
                 }
             }
             Err(e) if e.is(ErrorDetail::WriterBusy) => {

@@ -11,7 +11,8 @@ use crate::support::bin;
 /// A running server and its pipes; the server is killed when this is dropped.
 pub struct Rpc {
     child: Child,
-    stdin: ChildStdin,
+    /// `None` once [`Rpc::close`] hung up.
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
     next_id: u64,
 }
@@ -30,7 +31,7 @@ impl Rpc {
         let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut rpc = Rpc { child, stdin, stdout, next_id: 0 };
+        let mut rpc = Rpc { child, stdin: Some(stdin), stdout, next_id: 0 };
         let init = rpc.request(
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "rpc", "version": "0"}}),
@@ -67,9 +68,10 @@ impl Rpc {
 
     /// Writes `bytes` and a newline as they are: garbage a client library would never send.
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Sends `ping` with `id` and returns every frame that arrived before its answer, so a test
@@ -103,9 +105,10 @@ impl Rpc {
     }
 
     fn send(&mut self, frame: &Value) {
-        self.stdin.write_all(frame.to_string().as_bytes()).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(frame.to_string().as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Sends a request and returns its response frame (skipping notifications).
@@ -128,6 +131,21 @@ impl Rpc {
         let result = &frame["result"];
         assert_eq!(result["isError"], false, "{tool} failed: {frame}");
         result["structuredContent"].clone()
+    }
+}
+
+impl Rpc {
+    /// Hangs up like a client that goes away (closes the server's stdin) and waits up to 30 s
+    /// for the server to exit on its own; `None` if it did not.
+    pub fn close(&mut self) -> Option<std::process::ExitStatus> {
+        self.stdin = None;
+        for _ in 0..300 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        None
     }
 }
 

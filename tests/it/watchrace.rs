@@ -187,3 +187,62 @@ fn a_reindex_requested_while_edits_keep_arriving_finishes_between_edit_batches()
         tail(&log)
     );
 }
+
+/// The link snapshot of an edit is written after a quiet moment, not before the next edit is
+/// taken (`docs/design/indexing-service.md`, "Edits searchable fast", step 6). Whatever the
+/// timing, every link a burst of patches added must be in `kb_links` once `kb_status` shows
+/// nothing pending, and a server that exits right after its last patch must leave the snapshot
+/// of its last commit behind (`links.gen` = the generation of `status.json`).
+#[test]
+fn links_added_by_a_burst_of_patches_are_listed_once_nothing_is_pending_and_written_at_exit() {
+    const PATCHES: usize = 5;
+    let project = Project::empty();
+    project.write("lvsm.yaml", CONFIG);
+    project.write("a.md", "# 起点\n\n最初の段落です。\n");
+    for k in 0..PATCHES {
+        project.write(&format!("t{k}.md"), &format!("# 行き先 {k}\n\n本文。\n"));
+    }
+    project.ok(&["--config", "lvsm.yaml", "reindex"]);
+    let log = project.root().join("server.log");
+    let mut rpc = server(&project, &log, &[]);
+    let pointer = first_paragraph_pointer(&mut rpc, "a.md");
+    for k in 0..PATCHES {
+        let op = json!({"kind": "insert_after", "pointer": pointer, "markdown": format!("[行き先 {k}](t{k}.md) への参照。")});
+        let res = rpc.call("kb_patch", json!({"request": {"path": "a.md", "operations": [op]}}));
+        assert_eq!(res["indexSynchronized"], true, "{res}");
+    }
+    let mut status = Value::Null;
+    for _ in 0..600 {
+        status = rpc.call("kb_status", json!({}));
+        if status["synchronization"]["pendingFiles"] == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        status["synchronization"]["pendingFiles"],
+        0,
+        "still pending after 12 s: {status}\n{}",
+        tail(&log)
+    );
+    let links = rpc.call("kb_links", json!({"request": {"path": "a.md", "direction": "outgoing"}}));
+    let mut targets: Vec<&str> =
+        links["edges"].as_array().unwrap().iter().filter_map(|e| e["to"].as_str()).collect();
+    targets.sort_unstable();
+    let expected: Vec<String> = (0..PATCHES).map(|k| format!("t{k}.md")).collect();
+    assert_eq!(targets, expected, "{links}");
+
+    // One more patch, and the server is told to exit at once: the deferred snapshot is written.
+    let op = json!({"kind": "insert_after", "pointer": pointer, "markdown": "[起点](a.md) 自己参照。"});
+    let res = rpc.call("kb_patch", json!({"request": {"path": "a.md", "operations": [op]}}));
+    assert_eq!(res["indexSynchronized"], true, "{res}");
+    let exit = rpc.close();
+    assert!(
+        exit.is_some_and(|s| s.success()),
+        "the server did not exit cleanly when its client hung up: {exit:?}"
+    );
+    let dir = project.root().join(".local-vector-search-mcp");
+    let status: Value = serde_json::from_slice(&std::fs::read(dir.join("status.json")).unwrap()).unwrap();
+    let links_gen = std::fs::read_to_string(dir.join("links.gen")).unwrap();
+    assert_eq!(links_gen.trim(), status["generation"].to_string(), "{status}\n{}", tail(&log));
+}
