@@ -132,9 +132,7 @@ impl Rpc {
         assert_eq!(result["isError"], false, "{tool} failed: {frame}");
         result["structuredContent"].clone()
     }
-}
 
-impl Rpc {
     /// Hangs up like a client that goes away (closes the server's stdin) and waits up to 30 s
     /// for the server to exit on its own; `None` if it did not.
     pub fn close(&mut self) -> Option<std::process::ExitStatus> {
