@@ -124,6 +124,12 @@ impl Indexer {
         Ok(())
     }
 
+    /// Whether [`Indexer::finish_commit`] has `links.bin` to rewrite (the graph changed since it
+    /// was written), not only the tiny `links.gen`.
+    pub fn links_rewrite_pending(&self) -> bool {
+        self.links_pending && self.links_dirty
+    }
+
     /// Writes `links.bin` when the graph changed since it was written, then `links.gen` (the
     /// generation the snapshot is valid for), so an unchanged graph costs one tiny write and a
     /// crash before the snapshot was written is still detected on open.

@@ -21,8 +21,8 @@
 //!   embedding request, closing an idle writer — except that after an edit batch, background
 //!   work that waits (a start-up repair, a requested reindex, an embedding request, the end of
 //!   a reindex) goes first once, so a steady stream of edits cannot starve it.
-//! - The link snapshot of an edit's commit (`links.bin`, megabytes on a large project, 100+ ms
-//!   to encode and write when a link or heading changed) waits until no edit has come for
+//! - The link snapshot of an edit's commit that changed a link or heading (`links.bin`,
+//!   megabytes on a large project, 100+ ms to encode and write) waits until no edit has come for
 //!   [`LINKS_QUIET`], at most [`LINKS_MAX_DELAY`] after the first commit it covers, so an agent
 //!   editing file after file does not wait for it before each edit; the batches it covers stay
 //!   pending in `kb_status` until it is written. Any other work writes it first.
@@ -844,8 +844,17 @@ impl<'a> Worker<'a> {
                 // quiet moment or at most LINKS_MAX_DELAY later (module docs).
                 self.shared.lock().queue.searchable(batch);
                 self.shared.changed.notify_all();
-                if changed == 0 && self.links_unwritten.is_empty() {
-                    Ok(()) // nothing committed, no snapshot to wait for
+                let rewrite = self.writer.as_ref().is_some_and(Indexer::links_rewrite_pending);
+                if self.links_unwritten.is_empty() && !rewrite {
+                    // Only `links.gen` to write (or nothing): done now, as cheap as a stat.
+                    match self.writer.as_mut().map(Indexer::finish_commit) {
+                        Some(Err(e)) => {
+                            tracing::warn!("Could not write the link graph: {}", e.message);
+                            self.close_writer();
+                            Err(e.message)
+                        }
+                        _ => Ok(()),
+                    }
                 } else {
                     self.links_unwritten.push(batch.to_vec());
                     let since = *self.links_since.get_or_insert_with(Instant::now);
