@@ -667,7 +667,8 @@ impl<'a> Worker<'a> {
                 }
                 Work::Shutdown | Work::Answer(..) | Work::Release | Work::FinishLinks => {}
             }
-            if !matches!(work, Work::Reconcile(_) | Work::Answer(..)) {
+            // Any other work writes a deferred link snapshot first (module docs).
+            if !matches!(work, Work::Reconcile(_) | Work::Answer(..) | Work::FinishLinks) {
                 self.finish_links();
             }
             match work {
@@ -681,7 +682,7 @@ impl<'a> Worker<'a> {
                 Work::Repair => self.repair(),
                 Work::Embed => self.embed_step(),
                 Work::FinishReindex => self.finish_reindex(),
-                Work::FinishLinks => {}
+                Work::FinishLinks => self.finish_links(),
                 Work::Release => self.close_writer(),
             }
             self.last_work = Instant::now();
@@ -844,25 +845,16 @@ impl<'a> Worker<'a> {
                 // quiet moment or at most LINKS_MAX_DELAY later (module docs).
                 self.shared.lock().queue.searchable(batch);
                 self.shared.changed.notify_all();
+                // Only `links.gen` to write (or nothing): done now, as cheap as a stat. While
+                // an earlier batch's graph is unwritten, the graph is still dirty, so this batch
+                // waits with it.
                 let rewrite = self.writer.as_ref().is_some_and(Indexer::links_rewrite_pending);
-                if self.links_unwritten.is_empty() && !rewrite {
-                    // Only `links.gen` to write (or nothing): done now, as cheap as a stat.
-                    match self.writer.as_mut().map(Indexer::finish_commit) {
-                        Some(Err(e)) => {
-                            tracing::warn!("Could not write the link graph: {}", e.message);
-                            self.close_writer();
-                            Err(e.message)
-                        }
-                        _ => Ok(()),
-                    }
-                } else {
-                    self.links_unwritten.push(batch.to_vec());
-                    let since = *self.links_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() >= LINKS_MAX_DELAY {
-                        self.finish_links();
-                    }
-                    return;
+                self.links_unwritten.push(batch.to_vec());
+                let since = *self.links_since.get_or_insert_with(Instant::now);
+                if !rewrite || since.elapsed() >= LINKS_MAX_DELAY {
+                    self.finish_links();
                 }
+                return;
             }
             Err(e) if e.is(ErrorDetail::WriterBusy) => {
                 // Another process kept the writer past the wait: say so, and try again.

@@ -212,10 +212,8 @@ fn a_full_disk_refuses_edits_in_one_sentence_loses_nothing_and_the_next_edit_aft
     let done = rpc.call("kb_patch", patch);
     assert!(done["sourceHash"].is_string() || done.is_object(), "{done}");
     rpc.call("kb_create", create);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while rpc.call("kb_status", json!({}))["synchronization"]["pendingFiles"] != 0 {
-        assert!(Instant::now() < deadline, "the edits after freeing space never reached the index");
-        std::thread::sleep(Duration::from_millis(50));
+    if let Err(status) = rpc.synchronized_by(Instant::now() + Duration::from_secs(120)) {
+        panic!("the edits after freeing space never reached the index: {status}");
     }
     assert_eq!(search_paths(&mut rpc, "mangonew"), vec!["docs/a.md".to_owned()]);
     assert_eq!(search_paths(&mut rpc, "plumnew"), vec!["docs/new.md".to_owned()]);

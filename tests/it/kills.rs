@@ -669,10 +669,8 @@ fn kill_row(
         json!({"request": {"path": "after-kill.md", "markdown": "# 後\n\nafterkill の文書。\n"}}),
     );
     // The call waits at most 500 ms for the index; on a loaded machine the edit may come later.
-    let deadline = Instant::now() + PATIENCE;
-    while rpc.call("kb_status", json!({}))["synchronization"]["pendingFiles"] != 0 {
-        assert!(Instant::now() < deadline, "the edit after the kill never reached the index: {created}");
-        std::thread::sleep(Duration::from_millis(20));
+    if let Err(status) = rpc.synchronized_by(Instant::now() + PATIENCE) {
+        panic!("the edit after the kill never reached the index: {created}; {status}");
     }
     assert_eq!(search_paths(&mut rpc, "afterkill"), BTreeSet::from(["after-kill.md".to_owned()]));
     drop(watchdog);
@@ -989,18 +987,11 @@ fn an_edit_that_outwaits_another_process_writer_is_retried_when_the_writer_frees
     assert!(sync["paths"].as_array().unwrap().iter().any(|p| p == "late.md"), "{sync}");
     sigkill(&mut holder);
     // No further edit, no kb_reindex: only kb_status polls.
-    loop {
-        let sync = rpc.call("kb_status", json!({}))["synchronization"].clone();
-        if sync["pendingFiles"] == 0 {
-            assert!(sync["lastError"].is_null(), "{sync}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the pending edit was not retried after the writer freed up: {sync}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let sync = match rpc.synchronized_by(deadline) {
+        Ok(status) => status["synchronization"].clone(),
+        Err(status) => panic!("the pending edit was not retried after the writer freed up: {status}"),
+    };
+    assert!(sync["lastError"].is_null(), "{sync}");
     assert_eq!(search_paths(&mut rpc, "latecomer"), BTreeSet::from(["late.md".to_owned()]));
     drop(watchdog);
 }

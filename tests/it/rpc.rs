@@ -133,6 +133,21 @@ impl Rpc {
         result["structuredContent"].clone()
     }
 
+    /// Polls `kb_status` until nothing is pending: `Ok` with that status, or `Err` with the last
+    /// status once `deadline` passed.
+    pub fn synchronized_by(&mut self, deadline: std::time::Instant) -> Result<Value, Value> {
+        loop {
+            let status = self.call("kb_status", json!({}));
+            if status["synchronization"]["pendingFiles"] == 0 {
+                return Ok(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     /// Hangs up like a client that goes away (closes the server's stdin) and waits up to 30 s
     /// for the server to exit on its own; `None` if it did not.
     pub fn close(&mut self) -> Option<std::process::ExitStatus> {

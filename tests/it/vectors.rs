@@ -492,14 +492,8 @@ fn an_edit_during_a_large_vector_catch_up_is_searchable_before_the_catch_up_ends
         std::thread::sleep(Duration::from_millis(10));
     };
     // Searchable comes first; the file stays pending until its link snapshot is written too.
-    let status = loop {
-        let status = rpc.call("kb_status", serde_json::json!({}));
-        if status["synchronization"]["pendingFiles"] == 0 {
-            break status;
-        }
-        assert!(std::time::Instant::now() < deadline, "the edit stayed pending: {status}");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status =
+        rpc.synchronized_by(deadline).unwrap_or_else(|status| panic!("the edit stayed pending: {status}"));
     let embedded = status["indexing"]["current"]["embedding"]["embeddedChunks"].as_u64();
     eprintln!(
         "edit searchable after {found:?} (indexSynchronized {}), {embedded:?} of {chunks} chunks embedded",

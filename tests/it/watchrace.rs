@@ -211,20 +211,10 @@ fn links_added_by_a_burst_of_patches_are_listed_once_nothing_is_pending_and_writ
         let res = rpc.call("kb_patch", json!({"request": {"path": "a.md", "operations": [op]}}));
         assert_eq!(res["indexSynchronized"], true, "{res}");
     }
-    let mut status = Value::Null;
-    for _ in 0..600 {
-        status = rpc.call("kb_status", json!({}));
-        if status["synchronization"]["pendingFiles"] == 0 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(12);
+    if let Err(status) = rpc.synchronized_by(deadline) {
+        panic!("still pending after 12 s: {status}\n{}", tail(&log));
     }
-    assert_eq!(
-        status["synchronization"]["pendingFiles"],
-        0,
-        "still pending after 12 s: {status}\n{}",
-        tail(&log)
-    );
     let links = rpc.call("kb_links", json!({"request": {"path": "a.md", "direction": "outgoing"}}));
     let mut targets: Vec<&str> =
         links["edges"].as_array().unwrap().iter().filter_map(|e| e["to"].as_str()).collect();

@@ -106,6 +106,16 @@ async def reindex_and_wait(c):
     raise AssertionError("reindex did not finish")
 
 
+async def synchronised(c):
+    """Waits (up to 20 s) until kb_status shows no pending file and no running reindex."""
+    for _ in range(400):
+        status = body(await c.call_tool("kb_status", {}))
+        if status["synchronization"]["pendingFiles"] == 0 and not status["indexing"]["isRunning"]:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("edits were not indexed")
+
+
 def test_initialize_and_tools_list():
     async def go():
         async with Client(params(project())) as c:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from test_mcp_client import body, envelope, error, params, project, reindex_and_wait, run
+from test_mcp_client import body, envelope, error, params, project, reindex_and_wait, run, synchronised
 
 
 def writable(root, *extra):
@@ -39,16 +39,6 @@ async def eventually_found(c, query, path, seconds=10.0):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if path in await search_paths(c, query):
-            return True
-        await asyncio.sleep(0.05)
-    return False
-
-
-async def eventually_synchronised(c, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        status = body(await c.call_tool("kb_status", {}))
-        if status["synchronization"]["pendingFiles"] == 0:
             return True
         await asyncio.sleep(0.05)
     return False
@@ -81,7 +71,7 @@ def test_patch_is_read_at_once_and_searchable_once_synchronised():
             assert await eventually_found(c, "清水寺", "kyoto.md")
             # Searchable at once; the path leaves `pendingFiles` when the link snapshot is written
             # too, after 150 ms without edits (docs/design/indexing-service.md, step 6).
-            assert await eventually_synchronised(c), "kyoto.md stayed pending"
+            await synchronised(c)
             # The stale anchor is refused and the file stays as it is.
             before = (root / "kyoto.md").read_bytes()
             err = error(await c.call_tool("kb_patch", {"request": {"path": "kyoto.md", "operations": [

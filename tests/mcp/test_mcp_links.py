@@ -1,12 +1,11 @@
 """kb_links, kb_read_guide and the server instructions through the official MCP SDK."""
 
-import asyncio
 import json
 import time
 
 from mcp import Client
 
-from test_mcp_client import body, error, params, project, reindex_and_wait, run
+from test_mcp_client import body, error, params, project, reindex_and_wait, run, synchronised
 
 FILES = {
     "docs/a.md": "# A\n\n## 概要\n\n## 概要\n\nSee [b](b.md), [概要](#概要), [second](#概要-1), [guide](../guide/c.html).\n\n"
@@ -32,15 +31,6 @@ def linked_project():
 
 async def links(c, **request):
     return body(await c.call_tool("kb_links", {"request": request}))
-
-
-async def synchronised(c):
-    for _ in range(400):
-        status = body(await c.call_tool("kb_status", {}))
-        if status["synchronization"]["pendingFiles"] == 0 and not status["indexing"]["isRunning"]:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("edits were not indexed")
 
 
 def summary(res):
