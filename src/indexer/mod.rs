@@ -52,7 +52,7 @@ pub use watch::{FileWatcher, QUIET_PERIOD, watch};
 use crate::chunk::{CHUNKER_VERSION, Chunk, ChunkOptions, chunk};
 use crate::config::EmbeddingConfig;
 use crate::error::{Error, ErrorCode, ErrorDetail, Result};
-use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter};
+use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter, WriterSize};
 use crate::links::{DocLinks, LINKS_VERSION, LinkGraph};
 use crate::markdown::Document;
 use crate::store::{Batch, DocumentRecord, RECORD_VERSION, Store};
@@ -132,8 +132,13 @@ const MAX_PREPARE_THREADS: usize = 2;
 /// memory held by prepared but not yet indexed files).
 const PREPARE_WINDOW: usize = 64;
 
-/// tantivy writer memory budget.
-const WRITER_HEAP_BYTES: usize = 200_000_000;
+/// The writer of a reindex (or of a batch of at least [`BULK_FILES`] files): both cores'
+/// indexing threads and 200 MB between them. Edits get [`WriterSize::Edit`]: one thread and
+/// tantivy's minimum memory, which commits one file's chunks fastest (`lexical/index.rs`).
+const BULK_WRITER: WriterSize = WriterSize::Bulk(200_000_000);
+
+/// Files to index from which a reindex, a repair or a batch of edits uses [`BULK_WRITER`].
+const BULK_FILES: usize = 32;
 
 /// Progress of a reindex, reported before and after each file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -313,7 +318,7 @@ pub fn diagnose(layout: &IndexLayout) -> Option<String> {
 /// be unreadable, which is not worth a second warning.
 fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalIndex, LexicalWriter, bool)> {
     let opened =
-        LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WRITER_HEAP_BYTES).map(|w| (l, w, false)));
+        LexicalIndex::open_or_create(dir).and_then(|l| l.writer(WriterSize::Edit).map(|w| (l, w, false)));
     match opened {
         Err(e) if e.is(ErrorDetail::IndexDamaged) => {
             let cause = std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
@@ -325,7 +330,7 @@ fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalInd
                 tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
             }
             let lexical = LexicalIndex::recreate(dir)?;
-            let writer = lexical.writer(WRITER_HEAP_BYTES)?;
+            let writer = lexical.writer(WriterSize::Edit)?;
             Ok((lexical, writer, true))
         }
         other => other,
@@ -399,7 +404,7 @@ impl Indexer {
                 "the machine restarted while the index was being written; rebuilding the lexical index from the Markdown"
             );
             let lexical = LexicalIndex::recreate(&layout.lexical_dir())?;
-            let writer = lexical.writer(WRITER_HEAP_BYTES)?;
+            let writer = lexical.writer(WriterSize::Edit)?;
             (lexical, writer, true)
         } else {
             open_lexical(&layout.lexical_dir(), foreign.as_ref().is_some_and(|f| !f.newer))?
@@ -467,7 +472,8 @@ impl Indexer {
             }
             return Ok(());
         }
-        let paths: Vec<String> = if lexical_generation.is_some_and(|g| g + 1 == self.generation) {
+        let replay = lexical_generation.is_some_and(|g| g + 1 == self.generation);
+        let paths: Vec<String> = if replay {
             tracing::warn!(
                 "the last index commit was interrupted; replaying {} paths",
                 self.store.last_batch()?.len()
@@ -483,9 +489,12 @@ impl Indexer {
                     self.generation
                 );
             }
-            self.writer.delete_all()?;
             self.store.documents()?.into_keys().collect()
         };
+        self.size_writer_for(paths.len())?;
+        if !replay {
+            self.writer.delete_all()?;
+        }
         // Chunks are re-derived with the settings the index was built with; after a settings
         // change they cannot be, and the files stay out until the forced rebuild.
         let stored = self.store.manifest()?;
@@ -601,6 +610,12 @@ impl Indexer {
         Ok(())
     }
 
+    /// Sizes the lexical writer for `files` files to index: [`BULK_WRITER`] from [`BULK_FILES`]
+    /// on, the edit size below. Only between commits (a resize drops nothing queued: it fails).
+    fn size_writer_for(&mut self, files: usize) -> Result<()> {
+        self.writer.resize(if files >= BULK_FILES { BULK_WRITER } else { WriterSize::Edit })
+    }
+
     fn commit(&mut self, batch: Batch) -> Result<()> {
         self.commit_searchable(batch)?;
         self.finish_commit()
@@ -662,12 +677,14 @@ impl Indexer {
             state.destructive = true;
         }
         progress(&state);
+        let t0 = std::time::Instant::now();
         // Durable commits from here: first sync what relaxed edit commits left unsynced.
         self.writer.checkpoint()?;
         let manifest = lexical_manifest(&self.options);
         let stored_manifest = self.store.manifest()?;
         let mut batch = self.store.batch()?;
         let mut documents = self.store.documents()?;
+        let mut clear_lexical = false;
         if stored_manifest.is_empty() {
             batch.set_manifest(&manifest)?;
         } else {
@@ -680,13 +697,29 @@ impl Indexer {
                 progress(&state);
                 batch.reset()?;
                 batch.set_manifest(&manifest)?;
-                self.writer.delete_all()?;
+                clear_lexical = true;
                 documents.clear();
             }
         }
+        let t1 = std::time::Instant::now();
         let files = self.workspace.scan_markdown(&self.filter)?;
-        let mut result = ReindexResult { scanned_files: files.len() as u64, ..ReindexResult::default() };
+        let t2 = std::time::Instant::now();
+        // Only files whose size or mtime differ from the stored record are read (and go through
+        // the workers below); the rest are counted as skipped at once.
+        let stale: Vec<&FileEntry> =
+            files.iter().filter(|f| opts.all || !unchanged(f, documents.get(f.path.as_str()))).collect();
+        self.size_writer_for(stale.len())?;
+        if clear_lexical {
+            self.writer.delete_all()?;
+        }
+        let unchanged_files = (files.len() - stale.len()) as u64;
+        let mut result = ReindexResult {
+            scanned_files: files.len() as u64,
+            skipped_files: unchanged_files,
+            ..ReindexResult::default()
+        };
         state.total = Some(files.len() as u64);
+        state.processed = unchanged_files;
         progress(&state);
 
         let present: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
@@ -695,13 +728,16 @@ impl Indexer {
             self.writer.delete_path(path);
             result.deleted_files += 1;
         }
+        // Whether the open batch holds anything: a reindex that finds nothing to change commits
+        // nothing (no new generation), like an edit's echo.
+        let mut unsaved = stored_manifest.is_empty() || clear_lexical || result.deleted_files > 0;
         // Files are read, parsed and chunked on `workers` threads (at most WINDOW files ahead);
         // this thread applies them in file order (store batch, chunk ids, lexical writer), while
         // tantivy's indexing threads analyse what was added.
         let workers =
             std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_PREPARE_THREADS);
         let (workspace, options, all) = (Arc::clone(&self.workspace), self.options, opts.all);
-        let (files, documents) = (&files, &documents);
+        let (work, documents) = (&stale, &documents);
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let gate = (Mutex::new(0usize), Condvar::new());
@@ -717,7 +753,7 @@ impl Indexer {
                 scope.spawn(move || {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(entry) = files.get(i) else { break };
+                        let Some(entry) = work.get(i) else { break };
                         let mut applied = gate.0.lock().unwrap_or_else(PoisonError::into_inner);
                         while i >= *applied + PREPARE_WINDOW && !stop.load(Ordering::Relaxed) {
                             applied = gate.1.wait(applied).unwrap_or_else(PoisonError::into_inner);
@@ -738,7 +774,7 @@ impl Indexer {
                 let mut pending: HashMap<usize, Result<Prepared>> = HashMap::new();
                 let (mut since_commit, mut bytes_since_commit) = (0usize, 0u64);
                 let mut commit_every = COMMIT_EVERY;
-                for (i, entry) in files.iter().enumerate() {
+                for (i, entry) in work.iter().enumerate() {
                     state.current_path = Some(entry.path.as_str().to_owned());
                     progress(&state);
                     let prepared = loop {
@@ -753,10 +789,10 @@ impl Indexer {
                     release(i + 1);
                     let stored = documents.get(entry.path.as_str());
                     let prepared = prepared?;
-                    // Only files that change something count towards a commit: a no-op reindex
-                    // commits once.
+                    // Only files that change something count towards a commit.
                     if !matches!(prepared, Prepared::Skipped(None)) {
                         since_commit += 1;
+                        unsaved = true;
                     }
                     match self.apply(&mut batch, entry.path.as_str(), stored, prepared)? {
                         FileOutcome::Skipped | FileOutcome::Touched => result.skipped_files += 1,
@@ -777,6 +813,7 @@ impl Indexer {
                     progress(&state);
                     if since_commit >= commit_every || bytes_since_commit >= COMMIT_EVERY_BYTES {
                         self.commit(batch)?;
+                        unsaved = false;
                         batch = self.store.batch()?;
                         (since_commit, bytes_since_commit) = (0, 0);
                         commit_every = (commit_every * 2).min(COMMIT_EVERY_MAX);
@@ -786,10 +823,23 @@ impl Indexer {
             })(batch);
             // Wakes the workers waiting for the window (they see `stop` under the lock).
             stop.store(true, Ordering::Relaxed);
-            release(files.len());
+            release(work.len());
             applied
         })?;
-        self.commit(batch)?;
+        let t3 = std::time::Instant::now();
+        if unsaved {
+            self.commit(batch)?;
+        }
+        tracing::debug!(
+            target: "lvs::timing",
+            "reindex {} files ({} stale): store read {:?} scan {:?} apply {:?} commit {:?}",
+            files.len(),
+            stale.len(),
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+            t3.elapsed()
+        );
         // A run that rewrote or dropped many documents leaves the old pages free inside redb's
         // file (a third of it after a full index of visualstudio-docs-ja): give them back.
         if result.indexed_files + result.deleted_files >= COMPACT_AFTER {
@@ -827,6 +877,7 @@ impl Indexer {
             return Ok(r.indexed_files + r.deleted_files);
         }
         let t0 = std::time::Instant::now();
+        self.size_writer_for(paths.len())?;
         let stored_manifest = self.store.manifest()?;
         let manifest = lexical_manifest(&self.options);
         if !stored_manifest.is_empty() && !compatibility(&stored_manifest, &manifest).is_compatible {
@@ -1021,6 +1072,11 @@ struct Revision {
     links: DocLinks,
 }
 
+/// The fast path of "unchanged": the file has the stored record's size and mtime.
+fn unchanged(entry: &FileEntry, stored: Option<&DocumentRecord>) -> bool {
+    stored.is_some_and(|d| d.len == entry.len && d.mtime_ns == mtime_ns(entry.modified))
+}
+
 /// Reads, parses and chunks `entry` unless its stored record says it is unchanged (size +
 /// mtime, then SHA-256 unless `all`).
 fn prepare(
@@ -1031,8 +1087,7 @@ fn prepare(
     all: bool,
 ) -> Result<Prepared> {
     let path = entry.path.as_str();
-    let mtime = mtime_ns(entry.modified);
-    if !all && stored.is_some_and(|d| d.len == entry.len && d.mtime_ns == mtime) {
+    if !all && unchanged(entry, stored) {
         return Ok(Prepared::Skipped(None));
     }
     let source = match workspace.read_markdown(&entry.path) {

@@ -146,7 +146,7 @@ fn a_session_left_by_another_boot_rebuilds_the_lexical_index_from_the_store() {
     // look like after a power loss), and a marker of an earlier boot.
     {
         let lexical = LexicalIndex::open_or_create(&layout.lexical_dir()).unwrap();
-        let mut w = lexical.writer(0).unwrap();
+        let mut w = lexical.writer(WriterSize::Bulk(0)).unwrap();
         w.delete_all().unwrap();
         w.commit(generation).unwrap();
     }
@@ -673,4 +673,59 @@ fn dropping_the_service_joins_the_embedding_thread() {
     assert_eq!(Arc::strong_count(&client), 2);
     drop(service);
     assert_eq!(Arc::strong_count(&client), 1, "the embedding thread still holds its client after the drop");
+}
+
+#[test]
+fn a_reindex_of_many_files_writes_with_the_bulk_writer_and_an_edit_with_the_small_one() {
+    // A word of letters only per file (`word7` would be analysed as `word` and `7`).
+    let word = |i: usize| format!("zz{}{}", (b'a' + (i / 26) as u8) as char, (b'a' + (i % 26) as u8) as char);
+    let files: Vec<(String, String)> = (0..BULK_FILES)
+        .map(|i| (format!("d{i:02}.md"), format!("# 文書{i}\n\n本文 {}\n", word(i))))
+        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (dir, ws, layout) = workspace(&refs);
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    assert_eq!(ix.writer.size(), WriterSize::Edit, "an opened writer waits for edits");
+    ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(ix.writer.size(), BULK_WRITER, "{BULK_FILES} new files are indexed by both threads");
+    assert_eq!(search_paths(&layout, &word(7)), ["d07.md"]);
+    // One edited file: back to the small writer, and the edit is committed through it.
+    std::fs::write(dir.path().join("d07.md"), "# 文書7\n\n本文 changed\n").unwrap();
+    ix.reconcile(&[RelPath::new("d07.md").unwrap()]).unwrap();
+    assert_eq!(ix.writer.size(), WriterSize::Edit);
+    assert_eq!(search_paths(&layout, "changed"), ["d07.md"]);
+    assert!(search_paths(&layout, &word(7)).is_empty());
+    // An incremental reindex with one changed file stays small; every file is still found.
+    std::fs::write(dir.path().join("d08.md"), "# 文書8\n\n本文 again\n").unwrap();
+    ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(ix.writer.size(), WriterSize::Edit);
+    assert_eq!(search_paths(&layout, "again"), ["d08.md"]);
+    for i in (0..BULK_FILES).filter(|i| ![7, 8].contains(i)) {
+        assert_eq!(search_paths(&layout, &word(i)), [format!("d{i:02}.md")]);
+    }
+}
+
+#[test]
+fn a_reindex_that_finds_nothing_changed_commits_nothing_and_counts_every_file_skipped() {
+    let (dir, ws, layout) = workspace(&[("a.md", "# A\n\nalpha\n"), ("b.md", "# B\n\nbravo\n")]);
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    let generation = ix.store().generation().unwrap();
+    let mut seen = Vec::new();
+    let r = ix.reindex(ReindexOptions::default(), &mut |p| seen.push((p.processed, p.total))).unwrap();
+    assert_eq!((r.scanned_files, r.skipped_files, r.indexed_files), (2, 2, 0));
+    assert_eq!(ix.store().generation().unwrap(), generation, "nothing changed: no new generation");
+    assert_eq!(seen.last(), Some(&(2, Some(2))), "progress ends with every file processed");
+    // One changed file among unchanged ones: only it is indexed, in one new generation.
+    std::fs::write(dir.path().join("b.md"), "# B\n\ncharlie\n").unwrap();
+    let r = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!((r.skipped_files, r.indexed_files), (1, 1));
+    assert_eq!(ix.store().generation().unwrap(), generation + 1);
+    assert_eq!(search_paths(&layout, "charlie"), ["b.md"]);
+    assert_eq!(search_paths(&layout, "alpha"), ["a.md"]);
+    // A file removed while nothing else changed is still dropped.
+    std::fs::remove_file(dir.path().join("a.md")).unwrap();
+    let r = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!((r.deleted_files, r.skipped_files), (1, 1));
+    assert!(search_paths(&layout, "alpha").is_empty());
 }

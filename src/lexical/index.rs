@@ -32,7 +32,7 @@ const F_SOURCE_HASH: &str = "source_hash";
 /// The file's front-matter terms (`lexical/meta.rs`), indexed only.
 const F_META: &str = "meta";
 
-/// Indexing threads of a writer (the product targets two cores).
+/// Indexing threads of a bulk writer (the product targets two cores).
 const WRITER_THREADS: usize = 2;
 /// tantivy's minimum indexing memory per thread.
 const MIN_HEAP_PER_THREAD: usize = 15_000_000;
@@ -52,6 +52,43 @@ fn merge_policy() -> tantivy::indexer::LogMergePolicy {
     let mut policy = tantivy::indexer::LogMergePolicy::default();
     policy.set_min_layer_size(MERGE_MIN_LAYER_DOCS);
     policy
+}
+
+/// How much indexing memory and how many threads a writer gets. An edit commits one file's
+/// chunks: with one thread they make one segment, and tantivy sizes a new segment's term table
+/// to the memory budget (2^19 slots at 100 MB, cleared for every segment), so the smallest
+/// writer commits an edit fastest. A reindex of thousands of files needs both cores and the
+/// memory to make large segments (docs/performance.md, "Edits: a writer sized for the work").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriterSize {
+    /// One indexing thread with tantivy's minimum memory (15 MB).
+    Edit,
+    /// Up to two indexing threads sharing this many bytes (raised to 15 MB per thread).
+    Bulk(usize),
+}
+
+/// Opens tantivy's writer of `index` at `size` (its directory lock is held until it is dropped).
+fn open_index_writer(index: &Index, size: WriterSize) -> Result<IndexWriter> {
+    let (threads, per_thread) = match size {
+        WriterSize::Edit => (1, MIN_HEAP_PER_THREAD),
+        WriterSize::Bulk(heap_bytes) => {
+            let threads =
+                std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, WRITER_THREADS);
+            (threads, (heap_bytes / threads).clamp(MIN_HEAP_PER_THREAD, MAX_HEAP_PER_THREAD))
+        }
+    };
+    // Documents are tokenized by tantivy's indexing threads, so one thread calling
+    // `LexicalWriter::add` in a loop keeps both cores busy. One merge thread: merges run beside
+    // indexing on the same two cores (tantivy's default of four only adds contention).
+    let options = tantivy::indexer::IndexWriterOptions::builder()
+        .num_worker_threads(threads)
+        .memory_budget_per_thread(per_thread)
+        .num_merge_threads(1)
+        .build();
+    let writer: IndexWriter =
+        index.writer_with_options(options).map_err(|e| map_err("Opening the lexical index writer", e))?;
+    writer.set_merge_policy(Box::new(merge_policy()));
+    Ok(writer)
 }
 
 /// Second-tier candidates re-ranked by the number of clauses they match.
@@ -271,7 +308,7 @@ impl LexicalIndex {
         if dir.exists() {
             // refuse while someone else is writing: take the writer lock of the old index first
             if let Ok(old) = Self::open_or_create(dir) {
-                drop(old.writer(0)?);
+                drop(old.writer(WriterSize::Edit)?);
             }
             std::fs::remove_dir_all(dir).map_err(|e| Error::io("the lexical index folder", &e))?;
         }
@@ -332,30 +369,14 @@ impl LexicalIndex {
         Ok(true)
     }
 
-    /// A writer with two indexing threads sharing `heap_bytes` of indexing memory (raised to
-    /// tantivy's minimum of 15 MB per thread; 0 means the minimum).
-    ///
-    /// Documents are tokenized by tantivy's indexing threads, so one thread calling
-    /// [`LexicalWriter::add`] in a loop keeps both cores busy; the writer is also `Sync`, so
-    /// several threads may add at once. Fails with `INDEX_NOT_READY` while another writer
-    /// (this process or another) holds the index.
-    pub fn writer(&self, heap_bytes: usize) -> Result<LexicalWriter> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, WRITER_THREADS);
-        let per_thread = (heap_bytes / threads).clamp(MIN_HEAP_PER_THREAD, MAX_HEAP_PER_THREAD);
-        // One merge thread: merges run beside indexing on the same two cores (tantivy's default
-        // of four only adds contention).
-        let options = tantivy::indexer::IndexWriterOptions::builder()
-            .num_worker_threads(threads)
-            .memory_budget_per_thread(per_thread)
-            .num_merge_threads(1)
-            .build();
-        let writer: IndexWriter = self
-            .index
-            .writer_with_options(options)
-            .map_err(|e| map_err("Opening the lexical index writer", e))?;
-        writer.set_merge_policy(Box::new(merge_policy()));
+    /// A writer of the given size (see [`WriterSize`]). Fails with `INDEX_NOT_READY` while
+    /// another writer (this process or another) holds the index.
+    pub fn writer(&self, size: WriterSize) -> Result<LexicalWriter> {
         Ok(LexicalWriter {
-            writer,
+            writer: Some(open_index_writer(&self.index, size)?),
+            index: self.index.clone(),
+            size,
+            queued: Default::default(),
             committed: self.fresh.committed.clone(),
             switch: self.switch.clone(),
             fields: self.fields,
@@ -752,7 +773,13 @@ fn collect_chunk_ids(searcher: &tantivy::Searcher, query: &dyn Query, out: &mut 
 /// Writes to a [`LexicalIndex`]. Changes become visible (and durable) at
 /// [`LexicalWriter::commit`]; dropping the writer without committing discards them.
 pub struct LexicalWriter {
-    writer: IndexWriter,
+    /// `None` only after [`LexicalWriter::resize`] failed to open the new writer: every later
+    /// add or commit then fails (and a delete does nothing), so nothing half-done is committed.
+    writer: Option<IndexWriter>,
+    index: Index,
+    size: WriterSize,
+    /// Something was added or deleted since the last commit or rollback.
+    queued: std::sync::atomic::AtomicBool,
     /// Tells the index's reader to reload at its next search.
     committed: std::sync::Arc<std::sync::atomic::AtomicBool>,
     switch: Option<std::sync::Arc<SyncSwitch>>,
@@ -761,11 +788,43 @@ pub struct LexicalWriter {
 
 impl std::fmt::Debug for LexicalWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LexicalWriter").finish_non_exhaustive()
+        f.debug_struct("LexicalWriter").field("size", &self.size).finish_non_exhaustive()
     }
 }
 
+fn writer_lost() -> Error {
+    Error::internal("The lexical index writer could not be reopened; restart the server or run `reindex`.")
+}
+
 impl LexicalWriter {
+    fn inner(&self) -> Result<&IndexWriter> {
+        self.writer.as_ref().ok_or_else(writer_lost)
+    }
+
+    /// The writer's current size.
+    pub fn size(&self) -> WriterSize {
+        self.size
+    }
+
+    /// Reopens the writer at `size` (nothing happens when it already has that size). Only
+    /// between commits: with changes queued it fails and keeps them. tantivy's directory lock
+    /// is held by the old writer, so it is dropped first; merges it was running are abandoned
+    /// and considered again at the next commit.
+    pub fn resize(&mut self, size: WriterSize) -> Result<()> {
+        if self.size == size && self.writer.is_some() {
+            return Ok(());
+        }
+        if self.queued.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::internal("The lexical index writer cannot be resized with changes queued."));
+        }
+        let t0 = std::time::Instant::now();
+        self.writer = None;
+        self.writer = Some(open_index_writer(&self.index, size)?);
+        tracing::debug!(target: "lvs::timing", "lexical writer {:?} -> {size:?} in {:?}", self.size, t0.elapsed());
+        self.size = size;
+        Ok(())
+    }
+
     /// Queues a chunk for indexing (tokenized on tantivy's indexing threads). It does not
     /// replace an older chunk with the same id or path: delete those first.
     pub fn add(&self, doc: &LexicalDoc) -> Result<()> {
@@ -781,23 +840,32 @@ impl LexicalWriter {
         for term in doc.meta.iter() {
             d.add_text(self.fields.meta, term);
         }
-        self.writer.add_document(d).map_err(|e| map_err("Indexing a chunk", e))?;
+        self.queued.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.inner()?.add_document(d).map_err(|e| map_err("Indexing a chunk", e))?;
         Ok(())
+    }
+
+    fn delete_term(&self, term: Term) {
+        self.queued.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(w) = &self.writer {
+            w.delete_term(term);
+        }
     }
 
     /// Deletes every chunk of the file `path` (chunks added before this call).
     pub fn delete_path(&self, path: &str) {
-        self.writer.delete_term(Term::from_field_text(self.fields.path, path));
+        self.delete_term(Term::from_field_text(self.fields.path, path));
     }
 
     /// Deletes the chunk `chunk_id` (added before this call).
     pub fn delete_chunk(&self, chunk_id: u64) {
-        self.writer.delete_term(Term::from_field_u64(self.fields.chunk_id, chunk_id));
+        self.delete_term(Term::from_field_u64(self.fields.chunk_id, chunk_id));
     }
 
     /// Deletes every chunk (added before this call).
     pub fn delete_all(&self) -> Result<()> {
-        self.writer.delete_all_documents().map_err(|e| map_err("Clearing the lexical index", e))?;
+        self.queued.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.inner()?.delete_all_documents().map_err(|e| map_err("Clearing the lexical index", e))?;
         Ok(())
     }
 
@@ -806,11 +874,12 @@ impl LexicalWriter {
     /// reloads then; [`LexicalIndex::refresh`] does it ahead of time).
     pub fn commit(&mut self, generation: u64) -> Result<()> {
         let t0 = std::time::Instant::now();
-        let mut prepared =
-            self.writer.prepare_commit().map_err(|e| map_err("Committing the lexical index", e))?;
+        let writer = self.writer.as_mut().ok_or_else(writer_lost)?;
+        let mut prepared = writer.prepare_commit().map_err(|e| map_err("Committing the lexical index", e))?;
         let t1 = std::time::Instant::now();
         prepared.set_payload(&generation.to_string());
         prepared.commit().map_err(|e| map_err("Committing the lexical index", e))?;
+        self.queued.store(false, std::sync::atomic::Ordering::Relaxed);
         self.committed.store(true, std::sync::atomic::Ordering::Release);
         tracing::debug!(target: "lvs::timing", "lexical commit: prepare {:?} commit {:?}", t1 - t0, t1.elapsed());
         Ok(())
@@ -835,7 +904,10 @@ impl LexicalWriter {
 
     /// Discards everything queued since the last commit.
     pub fn rollback(&mut self) -> Result<()> {
-        self.writer.rollback().map_err(|e| map_err("Rolling back the lexical index", e))?;
+        if let Some(w) = self.writer.as_mut() {
+            w.rollback().map_err(|e| map_err("Rolling back the lexical index", e))?;
+        }
+        self.queued.store(false, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     }
 }

@@ -90,7 +90,7 @@ mod snippet;
 #[cfg(test)]
 mod tests;
 
-pub use index::{LexicalIndex, LexicalView, LexicalWriter};
+pub use index::{LexicalIndex, LexicalView, LexicalWriter, WriterSize};
 pub use meta::{MAX_CONDITIONS, MetaCondition, MetaFilter, MetaOp, date_of, meta_terms, normalize_meta};
 pub use query::RankWeights;
 

@@ -31,7 +31,7 @@ fn index_of(texts: &[&str]) -> LexicalIndex {
 
 fn index_with(docs: &[LexicalDoc]) -> LexicalIndex {
     let index = LexicalIndex::create_in_ram().unwrap();
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     for d in docs {
         w.add(d).unwrap();
     }
@@ -274,7 +274,7 @@ fn hits_ranked_in_a_view_are_read_from_the_same_commit() {
     // the file's chunks new ids. Read through the index, the ranked id is gone and the hit was
     // dropped (the soak's "search_missed"); read through the search's view, it is found.
     let index = LexicalIndex::create_in_ram().unwrap();
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     w.add(&doc(1, "a.md", "", "soakzbdaaadidq の段落")).unwrap();
     w.commit(1).unwrap();
     let view = index.view();
@@ -687,7 +687,7 @@ fn scope_filter_sees_each_chunks_own_path() {
         );
     }
     // after more commits (new segments, deletions) the paths still line up
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     w.delete_path("c.md");
     w.add(&doc(9, "c.md", "", "same words again")).unwrap();
     w.commit(2).unwrap();
@@ -715,7 +715,7 @@ fn delete_path_removes_every_chunk_of_the_file() {
         doc(3, "b.md", "", "apple three"),
     ]);
     assert_eq!(index.num_docs(), 3);
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     w.delete_path("a.md");
     w.commit(2).unwrap();
     assert_eq!(index.num_docs(), 1);
@@ -728,7 +728,7 @@ fn delete_path_removes_every_chunk_of_the_file() {
 fn delete_chunk_and_delete_all() {
     let index =
         index_with(&[doc(1, "a.md", "", "apple"), doc(2, "a.md", "", "apple"), doc(3, "b.md", "", "apple")]);
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     w.delete_chunk(2);
     w.commit(2).unwrap();
     assert_eq!(index.all_chunk_ids().unwrap(), vec![1, 3]);
@@ -742,7 +742,7 @@ fn delete_chunk_and_delete_all() {
 #[test]
 fn uncommitted_changes_are_invisible_and_can_be_rolled_back() {
     let index = index_of(&["apple"]);
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     w.add(&doc(2, "b.md", "", "apple")).unwrap();
     assert_eq!(index.num_docs(), 1);
     w.rollback().unwrap();
@@ -757,7 +757,7 @@ fn generation_survives_reopen() {
     {
         let index = LexicalIndex::open_or_create(&path).unwrap();
         assert_eq!(index.generation(), None);
-        let mut w = index.writer(64 << 20).unwrap();
+        let mut w = index.writer(WriterSize::Bulk(64 << 20)).unwrap();
         w.add(&doc(7, "a.md", "見出し", "永続化のテスト")).unwrap();
         w.commit(42).unwrap();
     }
@@ -777,7 +777,7 @@ fn many_small_commits_keep_the_mmap_cache_to_the_files_still_mapped() {
     // session maps 7-8 new segment files per commit (docs/reliability.md, "Seventh run").
     let dir = tempfile::tempdir().unwrap();
     let index = LexicalIndex::open_or_create(dir.path()).unwrap();
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     for i in 0..150u64 {
         w.delete_path("a.md");
         w.add(&doc(i + 1, "a.md", "", &format!("edit{i} 編集"))).unwrap();
@@ -795,8 +795,8 @@ fn a_second_writer_gets_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let first = LexicalIndex::open_or_create(dir.path()).unwrap();
     let second = LexicalIndex::open_or_create(dir.path()).unwrap();
-    let _w = first.writer(0).unwrap();
-    let err = second.writer(0).unwrap_err();
+    let _w = first.writer(WriterSize::Bulk(0)).unwrap();
+    let err = second.writer(WriterSize::Bulk(0)).unwrap_err();
     assert_eq!(err.code, ErrorCode::IndexNotReady);
     assert!(err.message.to_lowercase().contains("another process is indexing"), "{}", err.message);
     // reading still works while someone writes
@@ -813,7 +813,7 @@ fn index_and_writer_can_be_shared_between_threads() {
 #[test]
 fn writer_can_be_fed_from_several_threads() {
     let index = LexicalIndex::create_in_ram().unwrap();
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     std::thread::scope(|s| {
         for t in 0..2u64 {
             let w = &w;
@@ -961,7 +961,7 @@ fn measure_tokenize() {
     measure("full index on disk, 2 indexing threads", &mut || {
         let dir = tempfile::tempdir().unwrap();
         let index = LexicalIndex::open_or_create(dir.path()).unwrap();
-        let mut w = index.writer(128 << 20).unwrap();
+        let mut w = index.writer(WriterSize::Bulk(128 << 20)).unwrap();
         for (i, t) in texts.iter().enumerate() {
             w.add(&doc(i as u64, &format!("{i}.md"), "", t)).unwrap();
         }
@@ -1155,7 +1155,7 @@ fn measure_corpus() {
     let dir = tempfile::tempdir().unwrap();
     let index = LexicalIndex::open_or_create(dir.path()).unwrap();
     let (w0, c0) = (Instant::now(), cpu_seconds());
-    let mut w = index.writer(128 << 20).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(128 << 20)).unwrap();
     for d in &docs {
         w.add(d).unwrap();
     }
@@ -1246,7 +1246,7 @@ proptest! {
 fn a_view_reads_the_hits_it_ranked_as_a_search_would_and_knows_their_files_before() {
     // Two commits, so the ranked chunks lie in two segments.
     let index = index_with(&[doc(1, "a.md", "", "東京都の天気"), doc(2, "b.md", "", "東京の天気予報")]);
-    let mut w = index.writer(0).unwrap();
+    let mut w = index.writer(WriterSize::Bulk(0)).unwrap();
     w.add(&doc(3, "c.md", "", "天気と東京")).unwrap();
     w.commit(2).unwrap();
     let searched = index.search("東京 天気", 10, None).unwrap();
@@ -1287,4 +1287,28 @@ fn a_snippet_stays_in_a_long_matching_sentence_and_fills_a_short_one_from_its_ne
     let index = index_of(&[&text]);
     let s = snippet_of(&index, "目印");
     assert!(s.contains("前の文") && s.contains("[目印]") && s.contains("次の文"), "{s}");
+}
+
+#[test]
+fn resizing_the_writer_between_commits_keeps_every_change_and_refuses_with_changes_queued() {
+    let index = LexicalIndex::create_in_ram().unwrap();
+    let mut w = index.writer(WriterSize::Edit).unwrap();
+    w.add(&doc(1, "a.md", "", "最初の文書")).unwrap();
+    let err = w.resize(WriterSize::Bulk(0)).unwrap_err();
+    assert!(err.message.contains("changes queued"), "{}", err.message);
+    assert_eq!(w.size(), WriterSize::Edit);
+    w.commit(1).unwrap();
+    w.resize(WriterSize::Bulk(0)).unwrap();
+    assert_eq!(w.size(), WriterSize::Bulk(0));
+    w.add(&doc(2, "b.md", "", "二番目の文書")).unwrap();
+    w.delete_path("a.md");
+    w.commit(2).unwrap();
+    w.resize(WriterSize::Edit).unwrap();
+    w.add(&doc(3, "c.md", "", "三番目の文書")).unwrap();
+    w.commit(3).unwrap();
+    index.reload().unwrap();
+    let paths: Vec<String> = index.search("文書", 10, None).unwrap().into_iter().map(|h| h.path).collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(paths.contains(&"b.md".to_owned()) && paths.contains(&"c.md".to_owned()), "{paths:?}");
+    assert_eq!(index.generation(), Some(3));
 }
