@@ -829,6 +829,9 @@ impl Indexer {
         let t3 = std::time::Instant::now();
         if unsaved {
             self.commit(batch)?;
+        } else {
+            // Aborts the empty write transaction (the compaction below needs none open).
+            drop(batch);
         }
         tracing::debug!(
             target: "lvs::timing",

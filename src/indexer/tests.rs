@@ -729,3 +729,19 @@ fn a_reindex_that_finds_nothing_changed_commits_nothing_and_counts_every_file_sk
     assert_eq!((r.deleted_files, r.skipped_files), (1, 1));
     assert!(search_paths(&layout, "alpha").is_empty());
 }
+
+#[test]
+fn a_reindex_whose_last_file_fills_a_commit_ends_with_nothing_left_to_commit_and_succeeds() {
+    // COMMIT_EVERY files: the in-run commit takes the last one, the final batch is empty, and
+    // the store is compacted after it (COMPACT_AFTER), which needs no transaction open.
+    assert!(COMMIT_EVERY as u64 >= COMPACT_AFTER);
+    let files: Vec<(String, String)> =
+        (0..COMMIT_EVERY).map(|i| (format!("d{i:04}.md"), format!("# 文書 {i}\n\n京都の記録。\n"))).collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (_dir, ws, layout) = workspace(&refs);
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    let r = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(r.indexed_files, COMMIT_EVERY as u64);
+    assert_eq!(ix.store().counts().unwrap().0, COMMIT_EVERY as u64);
+    assert_eq!(search_paths(&layout, "京都").len(), 10);
+}
