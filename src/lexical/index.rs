@@ -801,6 +801,12 @@ impl LexicalWriter {
         self.writer.as_ref().ok_or_else(writer_lost)
     }
 
+    /// The writer to queue a change on, noting that something is queued.
+    fn queue(&self) -> Result<&IndexWriter> {
+        self.queued.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.inner()
+    }
+
     /// The writer's current size.
     pub fn size(&self) -> WriterSize {
         self.size
@@ -840,14 +846,12 @@ impl LexicalWriter {
         for term in doc.meta.iter() {
             d.add_text(self.fields.meta, term);
         }
-        self.queued.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.inner()?.add_document(d).map_err(|e| map_err("Indexing a chunk", e))?;
+        self.queue()?.add_document(d).map_err(|e| map_err("Indexing a chunk", e))?;
         Ok(())
     }
 
     fn delete_term(&self, term: Term) {
-        self.queued.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(w) = &self.writer {
+        if let Ok(w) = self.queue() {
             w.delete_term(term);
         }
     }
@@ -864,8 +868,7 @@ impl LexicalWriter {
 
     /// Deletes every chunk (added before this call).
     pub fn delete_all(&self) -> Result<()> {
-        self.queued.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.inner()?.delete_all_documents().map_err(|e| map_err("Clearing the lexical index", e))?;
+        self.queue()?.delete_all_documents().map_err(|e| map_err("Clearing the lexical index", e))?;
         Ok(())
     }
 

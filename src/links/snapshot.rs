@@ -44,8 +44,8 @@ fn put_varint(out: &mut Vec<u8>, v: u64) {
 }
 
 /// Strings by first use, each stored once. Fx hashing: encoding interns every path, anchor,
-/// kind and destination of the project (about 200,000 lookups on visualstudio-docs-ja), and the
-/// writer's next edit may wait for it (`docs/performance.md`, "links.bin encoding").
+/// holder, kind and destination of the project (about 270,000 lookups on visualstudio-docs-ja),
+/// and the writer's next edit may wait for it (`docs/performance.md`, "links.bin encoding").
 struct Strings<'a> {
     list: Vec<&'a str>,
     ids: FxHashMap<&'a str, u64>,
@@ -75,7 +75,8 @@ fn split_v2(anchor: &str) -> Option<(&str, u64, u64)> {
 
 /// The file's bytes.
 pub(super) fn encode(graph: &LinkGraph) -> Vec<u8> {
-    // About 24 distinct strings per document on the corpora (anchors, destinations).
+    // Sized so the map seldom grows: visualstudio-docs-ja has 22 anchors and links per
+    // document (75,469 and 63,374 in 6,339 files), each string stored once at most.
     let expected = graph.docs.len() * 24;
     let mut strings = Strings {
         list: Vec::with_capacity(expected),
