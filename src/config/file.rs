@@ -203,6 +203,13 @@ pub(crate) struct SearchFile {
     /// BM25 score.
     #[schemars(range(min = 0.0), extend("default" = 2.0))]
     pub coordination_weight: Option<f64>,
+    /// Lexical ranking: weight of the re-rank of the best `rerankDepth` candidates by the
+    /// query's characters and character pairs they hold, against their rank (0 disables).
+    #[schemars(range(min = 0.0), extend("default" = 0.2))]
+    pub rerank_weight: Option<f64>,
+    /// Lexical ranking: how many of the best candidates the re-rank orders again.
+    #[schemars(range(min = 2, max = 200), extend("default" = 10))]
+    pub rerank_depth: Option<i64>,
 }
 
 /// `knowledgeBase`.
@@ -526,6 +533,8 @@ const KNOWN_ROOT: Known = &[
             ("contentWordWeight", Node::Leaf),
             ("looseWeight", Node::Leaf),
             ("coordinationWeight", Node::Leaf),
+            ("rerankWeight", Node::Leaf),
+            ("rerankDepth", Node::Leaf),
         ]),
     ),
     (

@@ -386,24 +386,8 @@ fn ranking(search: &file::SearchFile, d: LexicalRanking) -> Result<LexicalRankin
             search.proximity_weight,
             d.proximity_weight,
         )?,
-        proximity_slop: match search.proximity_slop {
-            None => d.proximity_slop,
-            Some(n) if (0..=64).contains(&n) => n as u32,
-            Some(_) => {
-                return Err(Error::invalid_argument(
-                    "search.proximitySlop must be a whole number from 0 to 64.",
-                ));
-            }
-        },
-        proximity_reach: match search.proximity_reach {
-            None => d.proximity_reach,
-            Some(n) if (1..=16).contains(&n) => n as u32,
-            Some(_) => {
-                return Err(Error::invalid_argument(
-                    "search.proximityReach must be a whole number from 1 to 16.",
-                ));
-            }
-        },
+        proximity_slop: whole_in("search.proximitySlop", search.proximity_slop, d.proximity_slop, 0, 64)?,
+        proximity_reach: whole_in("search.proximityReach", search.proximity_reach, d.proximity_reach, 1, 16)?,
         content_word_weight: non_negative(
             "search.contentWordWeight",
             search.content_word_weight,
@@ -415,7 +399,20 @@ fn ranking(search: &file::SearchFile, d: LexicalRanking) -> Result<LexicalRankin
             search.coordination_weight,
             d.coordination_weight,
         )?,
+        rerank_weight: non_negative("search.rerankWeight", search.rerank_weight, d.rerank_weight)?,
+        rerank_depth: whole_in("search.rerankDepth", search.rerank_depth, d.rerank_depth, 2, 200)?,
     })
+}
+
+/// `value` (or `default` when absent) if it lies in `lo..=hi`, else `<key> must be a whole number
+/// from <lo> to <hi>.`.
+fn whole_in<T: TryFrom<i64>>(key: &str, value: Option<i64>, default: T, lo: i64, hi: i64) -> Result<T> {
+    let Some(n) = value else { return Ok(default) };
+    (lo..=hi)
+        .contains(&n)
+        .then(|| T::try_from(n).ok())
+        .flatten()
+        .ok_or_else(|| Error::invalid_argument(format!("{key} must be a whole number from {lo} to {hi}.")))
 }
 
 /// `tools.*`: the enabled and disabled selectors and the answer budget.

@@ -431,7 +431,8 @@ pub struct SearchConfig {
 }
 
 /// `search.headingWeight`, `search.proximityWeight`, `search.proximitySlop`,
-/// `search.contentWordWeight`, `search.looseWeight`, `search.coordinationWeight`: the lexical
+/// `search.contentWordWeight`, `search.looseWeight`, `search.coordinationWeight`,
+/// `search.rerankWeight`, `search.rerankDepth`: the lexical
 /// ranking weights (the search module hands them to
 /// the lexical index).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -451,6 +452,10 @@ pub struct LexicalRanking {
     pub loose_weight: f64,
     /// Weight of the share of query words a partial match has, against its BM25 (default 2).
     pub coordination_weight: f64,
+    /// Weight of the character-gram re-rank against the rank (default 0.2; 0: off).
+    pub rerank_weight: f64,
+    /// How many of the best candidates the re-rank orders again (default 10).
+    pub rerank_depth: usize,
 }
 
 impl Default for LexicalRanking {
@@ -463,6 +468,8 @@ impl Default for LexicalRanking {
             content_word_weight: 0.5,
             loose_weight: 1.0,
             coordination_weight: 2.0,
+            rerank_weight: 0.2,
+            rerank_depth: 10,
         }
     }
 }

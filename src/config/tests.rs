@@ -1162,7 +1162,11 @@ fn ranking_keys_and_max_per_file_of_issue_29_load_and_validate() {
         (3.0, 0.5, 4, 0.5)
     );
     assert_eq!((r.loose_weight, r.coordination_weight), (0.25, 2.0));
+    assert_eq!((r.rerank_weight, r.rerank_depth), (0.2, 10), "the re-rank's defaults");
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+    let rerank = load_yaml(d, "search:\n  rerankWeight: 0\n  rerankDepth: 30\n", CliOverrides::default());
+    let r = rerank.expect("loads").config.search.ranking;
+    assert_eq!((r.rerank_weight, r.rerank_depth), (0.0, 30));
     let zero = load_yaml(d, "search:\n  maxPerFile: 0\n", CliOverrides::default()).expect("loads");
     assert_eq!(zero.config.search.max_per_file, None, "0 means no limit");
     let plain = load_yaml(d, "search:\n  rrfK: 60\n", CliOverrides::default()).expect("loads");
@@ -1171,6 +1175,9 @@ fn ranking_keys_and_max_per_file_of_issue_29_load_and_validate() {
         ("search:\n  maxPerFile: -1\n", "search.maxPerFile must be 0 (no limit) or more."),
         ("search:\n  headingWeight: -1\n", "search.headingWeight must be a number of 0 or more."),
         ("search:\n  proximitySlop: 100\n", "search.proximitySlop must be a whole number from 0 to 64."),
+        ("search:\n  proximityReach: 0\n", "search.proximityReach must be a whole number from 1 to 16."),
+        ("search:\n  rerankDepth: 1\n", "search.rerankDepth must be a whole number from 2 to 200."),
+        ("search:\n  rerankWeight: -0.5\n", "search.rerankWeight must be a number of 0 or more."),
     ] {
         assert_eq!(yaml_error(d, yaml), want, "{yaml}");
     }

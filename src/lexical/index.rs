@@ -19,6 +19,7 @@ use super::analyzer::{Analyzer, LvsTokenizer, ensure_ready};
 use super::directory::{SwitchedDirectory, SyncSwitch};
 use super::meta::MetaFilter;
 use super::query::{Clause, Plan, RankWeights, plan};
+use super::rerank::{GramScores, QueryGrams, order};
 use super::snippet::snippet;
 use super::{ANALYZER_NAME, LexicalDoc, LexicalHit, ScopeFilter};
 use crate::error::{Error, Result};
@@ -407,6 +408,8 @@ impl LexicalIndex {
     ///   optional, but chunks that match all of them come first (by BM25); the others follow
     ///   by the number of clauses they match, then BM25 (the best 50 of them by BM25 are
     ///   re-ranked so). A missing word never empties the result. Ties go to the lower chunk id.
+    ///   Then the best [`RankWeights::rerank_depth`] are ordered again within their tier by the
+    ///   query's characters and character pairs they hold (`rerank.rs`).
     /// - `filter` receives the chunk's path; only chunks it accepts are considered, *before*
     ///   `top_k` is applied (top-k within scope).
     /// - `score` is the BM25 score within the hit's group; use the rank, not the score, to
@@ -473,7 +476,7 @@ impl LexicalIndex {
         top_k: usize,
         filter: Option<&ScopeFilter<'_>>,
         weights: &RankWeights,
-    ) -> Result<(Plan, Vec<Candidate>, usize)> {
+    ) -> Result<(Plan, Vec<Candidate>, usize, ReadDocs)> {
         if query.trim().is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));
         }
@@ -484,8 +487,13 @@ impl LexicalIndex {
             ));
         }
         if top_k == 0 {
-            return Ok((plan, Vec::new(), 0));
+            return Ok((plan, Vec::new(), 0, ReadDocs::default()));
         }
+        // With the re-rank on, its whole pool is ranked whatever `top_k`, so the first hits do
+        // not depend on how many were asked for.
+        let reranked = weights.rerank > 0.0 && weights.rerank_depth > 1;
+        let wanted = top_k;
+        let top_k = if reranked { top_k.max(weights.rerank_depth) } else { top_k };
         let (first, rest) = tier_queries(&self.fields, &plan, weights);
         let scope = filter.map(|f| (f, &self.paths));
         let mut found = top_k_in_scope(searcher, first.as_ref(), top_k, scope)?;
@@ -516,7 +524,44 @@ impl LexicalIndex {
             let room = top_k - found.len();
             found.extend(more.into_iter().filter(|c| !first_tier.contains(&c.addr)).take(room));
         }
-        Ok((plan, found, all_terms))
+        let docs = if reranked {
+            self.rerank(searcher, query, &mut found, all_terms, weights)?
+        } else {
+            ReadDocs::default()
+        };
+        found.truncate(wanted);
+        Ok((plan, found, all_terms.min(wanted), docs))
+    }
+
+    /// Orders the first [`RankWeights::rerank_depth`] candidates again, each tier on its own,
+    /// by the query's characters and character pairs their texts hold (`rerank.rs`).
+    fn rerank(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &str,
+        found: &mut [Candidate],
+        first_tier: usize,
+        weights: &RankWeights,
+    ) -> Result<ReadDocs> {
+        let n = found.len().min(weights.rerank_depth);
+        let grams = QueryGrams::new(query);
+        let mut docs = ReadDocs::default();
+        if n < 2 || grams.is_empty() {
+            return Ok(docs);
+        }
+        let mut held = GramScores::new(&grams);
+        for c in &found[..n] {
+            let doc: TantivyDocument =
+                searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
+            let heading = doc.get_first(self.fields.heading_path).and_then(|v| v.as_str());
+            let text = doc.get_all(self.fields.text).filter_map(|v| v.as_str());
+            held.add(&grams, heading.into_iter().chain(text));
+            docs.insert(c.addr, doc);
+        }
+        let head: Vec<Candidate> =
+            order(&held.scores(), first_tier, weights.rerank).into_iter().map(|i| found[i]).collect();
+        found[..n].copy_from_slice(&head);
+        Ok(docs)
     }
 
     /// Chunk ids stored for `path` (for checks and repairs), in ascending order.
@@ -660,6 +705,8 @@ struct Ranked {
     query: String,
     plan: Option<Plan>,
     addrs: HashMap<u64, DocAddress>,
+    /// The stored documents ranking read (the re-rank's pool), by address.
+    read: ReadDocs,
 }
 
 impl LexicalView<'_> {
@@ -671,11 +718,14 @@ impl LexicalView<'_> {
         filter: Option<&ScopeFilter<'_>>,
         weights: &RankWeights,
     ) -> Result<(Vec<LexicalHit>, usize)> {
-        let (plan, found, all_terms) = self.index.ranked(&self.searcher, query, top_k, filter, weights)?;
+        let (plan, found, all_terms, mut read) =
+            self.index.ranked(&self.searcher, query, top_k, filter, weights)?;
         let mut hits = Vec::with_capacity(found.len());
         for c in found {
-            let doc: TantivyDocument =
-                self.searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?;
+            let doc: TantivyDocument = match read.remove(&c.addr) {
+                Some(doc) => doc,
+                None => self.searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?,
+            };
             hits.push(self.index.hit(&doc, c.chunk_id, c.score, &plan));
         }
         Ok((hits, all_terms))
@@ -689,14 +739,17 @@ impl LexicalView<'_> {
         filter: Option<&ScopeFilter<'_>>,
         weights: &RankWeights,
     ) -> Result<(Vec<u64>, usize)> {
-        let (plan, found, all_terms) = self.index.ranked(&self.searcher, query, top_k, filter, weights)?;
+        let (plan, found, all_terms, read) =
+            self.index.ranked(&self.searcher, query, top_k, filter, weights)?;
         let mut ranked = self.ranked.borrow_mut();
         if ranked.query != query {
             ranked.addrs.clear();
+            ranked.read.clear();
             query.clone_into(&mut ranked.query);
         }
         ranked.plan = Some(plan);
         ranked.addrs.extend(found.iter().map(|c| (c.chunk_id, c.addr)));
+        ranked.read.extend(read);
         Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
     }
 
@@ -736,7 +789,12 @@ impl LexicalView<'_> {
         };
         let mut out = Vec::with_capacity(ids.len());
         for &id in ids {
-            let doc = match known.and_then(|r| r.addrs.get(&id)) {
+            let addr = known.and_then(|r| r.addrs.get(&id));
+            if let Some(doc) = addr.and_then(|a| known.and_then(|r| r.read.get(a))) {
+                out.push(Some(self.index.hit(doc, id, 0.0, plan)));
+                continue;
+            }
+            let doc = match addr {
                 Some(&addr) => {
                     Some(self.searcher.doc(addr).map_err(|e| map_err("Reading a lexical hit", e))?)
                 }
@@ -1097,6 +1155,10 @@ impl PathCache {
         Ok(Some(paths))
     }
 }
+
+/// Stored documents ranking already read (the re-rank's pool), so the hits among them are not
+/// read twice.
+type ReadDocs = HashMap<DocAddress, TantivyDocument>;
 
 /// A candidate hit.
 #[derive(Clone, Copy, Debug)]

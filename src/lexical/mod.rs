@@ -70,6 +70,9 @@
 //! (weights 1:1). The others follow, ordered by how many clauses they match, then BM25 (the
 //! best 50 by BM25 are re-ranked this way). So a query never returns nothing just because one
 //! word is missing, and `会議 予算` lists chunks with both words before chunks with one.
+//! Last, the best few (`search.rerankDepth`) are ordered again within their tier by which of the
+//! query's characters and character pairs they hold, each weighted by how few of those
+//! candidates hold it (`rerank.rs`; `docs/design/retrieval.md`, "Character-gram re-rank").
 //!
 //! # Indexing throughput
 //!
@@ -85,6 +88,7 @@ mod index;
 mod meta;
 mod normalize;
 mod query;
+mod rerank;
 mod snippet;
 
 #[cfg(test)]

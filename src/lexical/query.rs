@@ -50,6 +50,11 @@ pub struct RankWeights {
     /// Weight of the share of query clauses a second-tier chunk matches against its relative
     /// BM25 score (`search.coordinationWeight`).
     pub coordination: f32,
+    /// Weight of the character-gram re-rank of the best [`RankWeights::rerank_depth`]
+    /// candidates against their rank (0 turns it off; `search.rerankWeight`).
+    pub rerank: f32,
+    /// How many of the best candidates the re-rank orders again (`search.rerankDepth`).
+    pub rerank_depth: usize,
 }
 
 impl Default for RankWeights {
@@ -62,6 +67,8 @@ impl Default for RankWeights {
             content_word: 0.5,
             loose: 1.0,
             coordination: 2.0,
+            rerank: 0.2,
+            rerank_depth: 10,
         }
     }
 }

@@ -453,6 +453,50 @@ fn blank_or_symbol_only_queries_are_invalid() {
     assert!(index.search("text", 0, None).unwrap().is_empty());
 }
 
+/// The chunk ids of `query` ranked with the default weights but re-rank weight `rerank`.
+fn ranked_with_rerank(index: &LexicalIndex, query: &str, top_k: usize, rerank: f32) -> (Vec<u64>, usize) {
+    let weights = RankWeights { rerank, ..RankWeights::default() };
+    index.view().rank_with(query, top_k, None, &weights).unwrap()
+}
+
+#[test]
+fn the_gram_rerank_lifts_the_chunk_holding_more_of_the_question_s_characters_together() {
+    // Both chunks have every word (`梅雨`, `期間`); BM25 prefers the shorter one. Only chunk 2
+    // has the query's `雨の期` where the words meet, which the other candidate lacks.
+    let index = index_of(&["梅雨と期間", "梅雨の期間についての長い説明がここに続きます"]);
+    let q = "梅雨の期間は";
+    assert_eq!(ranked_with_rerank(&index, q, 10, 0.0), (vec![1, 2], 2), "premise: BM25 order");
+    assert_eq!(ranked_with_rerank(&index, q, 10, 0.2), (vec![2, 1], 2));
+    // the first hits do not depend on topK: the re-rank's pool is ranked whatever is asked for
+    assert_eq!(ranked_with_rerank(&index, q, 1, 0.2), (vec![2], 1));
+    assert_eq!(index.search(q, 1, None).unwrap()[0].chunk_id, 2, "the default re-ranks");
+}
+
+#[test]
+fn the_gram_rerank_never_lifts_a_chunk_lacking_a_query_word_above_one_with_all() {
+    // Chunk 2 holds the query's `東京の天気` as typed but lacks `予報`; chunk 1 has every word.
+    let index = index_of(&["天気予報と東京", "東京の天気は晴れ"]);
+    let (ids, all_terms) = ranked_with_rerank(&index, "東京の天気 予報", 10, 100.0);
+    assert_eq!((ids, all_terms), (vec![1, 2], 1));
+}
+
+#[test]
+fn gram_scores_weigh_what_few_candidates_hold() {
+    use super::rerank::{GramScores, QueryGrams, order};
+    let q = QueryGrams::new("梅雨の期間");
+    let mut held = GramScores::new(&q);
+    for text in ["梅雨の期間は長い", "梅雨は期間が長い", "天気の話"] {
+        held.add(&q, [text]);
+    }
+    let s = held.scores();
+    assert_eq!(s[0], 1.0, "the candidate with every gram is the best: {s:?}");
+    assert!(s[1] < s[0] && s[2] < s[1], "{s:?}");
+    // within the first tier (0..2) and the second (2..3) only; ties keep the rank order
+    assert_eq!(order(&[0.0, 1.0, 1.0], 2, 0.3), vec![1, 0, 2]);
+    assert_eq!(order(&[0.5, 0.5, 0.5], 1, 0.3), vec![0, 1, 2]);
+    assert_eq!(order(&[0.0, 0.0, 1.0], 0, 0.0), vec![0, 1, 2], "weight 0 keeps the order");
+}
+
 // ---------------------------------------------------------------- front-matter filters
 
 /// A chunk of `path` whose file has the front matter `fields` (as `key: value` pairs).

@@ -411,6 +411,8 @@ pub fn rank_weights(config: &SearchConfig) -> RankWeights {
         content_word: r.content_word_weight as f32,
         loose: r.loose_weight as f32,
         coordination: r.coordination_weight as f32,
+        rerank: r.rerank_weight as f32,
+        rerank_depth: r.rerank_depth,
     }
 }
 

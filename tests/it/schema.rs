@@ -371,6 +371,8 @@ fn the_config_schema_documents_the_search_defaults_the_code_applies() {
         ("contentWordWeight", r.content_word_weight),
         ("looseWeight", r.loose_weight),
         ("coordinationWeight", r.coordination_weight),
+        ("rerankWeight", r.rerank_weight),
+        ("rerankDepth", r.rerank_depth as f64),
     ];
     for (key, value) in want {
         let documented = props[key]["default"].as_f64();
