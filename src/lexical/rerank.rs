@@ -137,7 +137,7 @@ impl GramScores {
         seen.iter_mut().for_each(|s| *s = false);
         let mut mine = Vec::new();
         for piece in pieces {
-            let piece = &piece[..floor_char_boundary(piece, SCAN_BYTES)];
+            let piece = &piece[..piece.floor_char_boundary(SCAN_BYTES)];
             query.scan(piece, norm, |i| {
                 if !seen[i] {
                     seen[i] = true;
@@ -162,17 +162,6 @@ impl GramScores {
         }
         raw.into_iter().map(|s| s / best).collect()
     }
-}
-
-fn floor_char_boundary(s: &str, at: usize) -> usize {
-    if at >= s.len() {
-        return s.len();
-    }
-    let mut i = at;
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// The new order of `n` candidates (their current ranks 0..n) whose gram scores are `scores`:
