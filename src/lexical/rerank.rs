@@ -20,7 +20,8 @@ use super::normalize::Normalized;
 
 /// The rank term's constant, as in reciprocal-rank fusion (60).
 const RANK_K: f32 = 60.0;
-/// Bytes of a candidate's text scanned for grams (a huge chunk costs no more than this).
+/// Bytes of a candidate's text scanned for grams, over all its pieces (a huge chunk, stored as
+/// many pieces, costs no more than this).
 const SCAN_BYTES: usize = 16 * 1024;
 
 /// A gram key: one character, or a pair (first character in the high half, flag bit set).
@@ -136,8 +137,10 @@ impl GramScores {
         let GramScores { held, df, norm, seen } = self;
         seen.iter_mut().for_each(|s| *s = false);
         let mut mine = Vec::new();
+        let mut budget = SCAN_BYTES;
         for piece in pieces {
-            let piece = &piece[..piece.floor_char_boundary(SCAN_BYTES)];
+            let piece = &piece[..piece.floor_char_boundary(budget)];
+            budget -= piece.len();
             query.scan(piece, norm, |i| {
                 if !seen[i] {
                     seen[i] = true;

@@ -497,6 +497,18 @@ fn gram_scores_weigh_what_few_candidates_hold() {
     assert_eq!(order(&[0.0, 0.0, 1.0], 0, 0.0), vec![0, 1, 2], "weight 0 keeps the order");
 }
 
+#[test]
+fn gram_scores_read_at_most_16_kb_of_a_candidate_over_all_its_pieces() {
+    use super::rerank::{GramScores, QueryGrams};
+    // A huge chunk is stored as many pieces: the bound is on the candidate, not on each piece.
+    let q = QueryGrams::new("梅雨");
+    let mut held = GramScores::new(&q);
+    let filler = "x".repeat(10 * 1024);
+    held.add(&q, [filler.as_str(), &format!("{filler}梅雨")]);
+    held.add(&q, ["梅雨"]);
+    assert_eq!(held.scores(), vec![0.0, 1.0], "梅雨 lies past 16 KB of the first candidate");
+}
+
 // ---------------------------------------------------------------- front-matter filters
 
 /// A chunk of `path` whose file has the front matter `fields` (as `key: value` pairs).
