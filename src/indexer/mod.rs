@@ -23,9 +23,10 @@
 //!   graph is stored only in `links.bin` (`links.rs`): a snapshot one generation behind gets
 //!   the links of the store's last batch extracted again from the Markdown, any other mismatch
 //!   all of them.
-//! - An index of another format version (`SCHEMA_VERSION`, the store's `record_version`) is
-//!   never read: an older one is rebuilt from the Markdown by the next reindex or edit, with one
-//!   sentence in the log; a newer one is refused until `reindex --force`.
+//! - An index of another format version (`SCHEMA_VERSION`, the store's `record_version`, the
+//!   analyzer's `ANALYZER_VERSION`) is never read: an older one is rebuilt from the Markdown by
+//!   the next reindex or edit, with one sentence in the log; a newer one is refused until
+//!   `reindex --force`.
 //! - A file that cannot be indexed (not UTF-8, too large) is reported, never fatal.
 
 mod export;
@@ -67,11 +68,16 @@ use crate::workspace::{FileEntry, GlobFilter, RelPath, SourceDocument, Workspace
 /// the link graph once, in the binary `links.bin` (no `links` table, no `links.json`).
 pub const SCHEMA_VERSION: &str = "lvs-4";
 
-/// An index of another format version, as found in its manifest.
+/// An index of another format version, as found in its manifest. The analyzer's version counts
+/// as part of the format: an index whose tokens an older analyzer made is rebuilt like one of
+/// an older format, with no `--force`, since the user changed nothing but the binary.
 #[derive(Clone, Debug)]
 struct Foreign {
-    /// Its `schema_version` (`unknown` when unreadable).
+    /// Its format: its `schema_version` (`unknown` when unreadable), or `lvs-<n> with analyzer
+    /// <v>` when only the analyzer differs.
     found: String,
+    /// Ours, said the same way.
+    ours: String,
     /// Written by a newer version (or one we cannot place): refused until `reindex --force`.
     newer: bool,
 }
@@ -83,8 +89,20 @@ impl Foreign {
             Some(f) => (f.schema_version.clone(), f.record_version.clone()),
             None => {
                 let m = store.manifest()?;
-                match m.get("schema_version") {
-                    Some(s) if s != SCHEMA_VERSION => (Some(s.clone()), m.get("record_version").cloned()),
+                match (m.get("schema_version"), m.get("analyzer_version")) {
+                    (Some(s), _) if s != SCHEMA_VERSION => {
+                        (Some(s.clone()), m.get("record_version").cloned())
+                    }
+                    (Some(_), Some(a)) if a != ANALYZER_VERSION => {
+                        return Ok(Some(Foreign {
+                            found: format!("{SCHEMA_VERSION} with analyzer {a}"),
+                            ours: format!("{SCHEMA_VERSION} with analyzer {ANALYZER_VERSION}"),
+                            newer: a
+                                .parse::<u64>()
+                                .ok()
+                                .is_none_or(|n| Some(n) > ANALYZER_VERSION.parse().ok()),
+                        }));
+                    }
                     _ => return Ok(None),
                 }
             }
@@ -96,14 +114,18 @@ impl Foreign {
             Some(_) => record.and_then(|r| r.parse::<u32>().ok()).is_none_or(|r| r > RECORD_VERSION),
             None => true,
         };
-        Ok(Some(Foreign { found: schema.unwrap_or_else(|| "unknown".to_owned()), newer }))
+        Ok(Some(Foreign {
+            found: schema.unwrap_or_else(|| "unknown".to_owned()),
+            ours: SCHEMA_VERSION.to_owned(),
+            newer,
+        }))
     }
 
     /// The refusal for a newer format (one sentence).
     fn refusal(&self) -> Error {
         Error::index_not_ready(format!(
-            "The index was written in format {} by a newer version of local-vector-search-mcp (this one uses {SCHEMA_VERSION}); use that version, or run `reindex --force` to rebuild the index for this one.",
-            self.found
+            "The index was written in format {} by a newer version of local-vector-search-mcp (this one uses {}); use that version, or run `reindex --force` to rebuild the index for this one.",
+            self.found, self.ours
         ))
     }
 }
@@ -583,13 +605,15 @@ impl Indexer {
         }
         if foreign.newer {
             tracing::warn!(
-                "the index was written in format {} by a newer version; rebuilding it in format {SCHEMA_VERSION} as asked (--force)",
-                foreign.found
+                "the index was written in format {} by a newer version; rebuilding it in format {} as asked (--force)",
+                foreign.found,
+                foreign.ours
             );
         } else {
             tracing::warn!(
-                "the index was written in format {} by an older version of local-vector-search-mcp; this version uses {SCHEMA_VERSION}, so it is rebuilt from the Markdown",
-                foreign.found
+                "the index was written in format {} by an older version of local-vector-search-mcp; this version uses {}, so it is rebuilt from the Markdown",
+                foreign.found,
+                foreign.ours
             );
         }
         self.store.wipe()?;

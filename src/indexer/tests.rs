@@ -271,6 +271,50 @@ fn an_index_of_an_older_format_is_rebuilt_and_a_newer_one_needs_force() {
 }
 
 #[test]
+fn an_index_of_an_older_analyzer_is_rebuilt_and_a_newer_one_needs_force() {
+    let (_dir, ws, layout) = workspace(&[("a.md", "コード スニペットの話。\n"), ("b.md", "奈良の話。\n")]);
+    let open = || Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    open().reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    let with_analyzer = |v: &str| {
+        let mut m = lexical_manifest(&ChunkOptions::default());
+        m.insert("analyzer_version".to_owned(), v.to_owned());
+        let pairs: Vec<(&str, &str)> = m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        set_stored_manifest(&layout, &pairs);
+    };
+    // Older: its tokens are not ours, so the next reindex rebuilds it without being asked to
+    // (the user changed nothing but the binary); `diagnose` says why in the log's words.
+    with_analyzer("1");
+    assert_eq!(
+        crate::indexer::diagnose(&layout).as_deref(),
+        Some(
+            format!("the index was written in format {SCHEMA_VERSION} with analyzer 1 by an older version")
+                .as_str()
+        )
+    );
+    let mut ix = open();
+    let mut destructive = false;
+    let r = ix.reindex(ReindexOptions::default(), &mut |p| destructive |= p.destructive).unwrap();
+    assert_eq!((r.indexed_files, destructive), (2, true));
+    assert_eq!(ix.store().manifest().unwrap()["analyzer_version"], ANALYZER_VERSION);
+    drop(ix);
+    assert_eq!(search_paths(&layout, "コードスニペット"), ["a.md"]);
+    // Newer: refused in one sentence that names both, until forced.
+    with_analyzer("99");
+    let mut ix = open();
+    let err = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap_err();
+    assert_eq!(
+        err.message,
+        format!(
+            "The index was written in format {SCHEMA_VERSION} with analyzer 99 by a newer version of local-vector-search-mcp (this one uses {SCHEMA_VERSION} with analyzer {ANALYZER_VERSION}); use that version, or run `reindex --force` to rebuild the index for this one."
+        )
+    );
+    assert_eq!(ix.store().manifest().unwrap()["analyzer_version"], "99", "not touched");
+    let r = ix.reindex(ReindexOptions { all: false, force: true }, &mut |_| {}).unwrap();
+    assert_eq!(r.indexed_files, 2);
+    assert_eq!(ix.store().manifest().unwrap()["analyzer_version"], ANALYZER_VERSION);
+}
+
+#[test]
 fn incompatible_settings_need_force_and_keep_data_until_then() {
     let (_dir, ws, layout) = workspace(&[("a.md", "# A\n\none\n\ntwo\n")]);
     let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();

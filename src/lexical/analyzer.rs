@@ -6,7 +6,8 @@
 //!
 //! - **wholes**: `kb_search` gives `kb`, `search` (positions 0, 1) and `kb_search` at
 //!   position 0; `HTTPServer` gives `http`, `server` and `httpserver`; `C#` gives `c` and
-//!   `c#`; a split compound noun gives its parts and itself;
+//!   `c#`; a split compound noun gives its parts and itself; two katakana words with one
+//!   space between them also give the compound (`コード スニペット` → `コードスニペット`);
 //! - **base forms** of inflected verbs and adjectives: `住ん` (of `住んでいる`) also gives `住む`.
 //!
 //! Text is split into *word runs* (letters and digits of alphabetic scripts, joined by the
@@ -408,6 +409,19 @@ fn is_compound_candidate(surface: &str) -> bool {
     (n > 2 && surface.chars().all(is_kanji)) || n > 7
 }
 
+/// A katakana word of two characters or more (`コード`, `スニペット`; `ー` counts).
+fn is_katakana_word(surface: &str) -> bool {
+    surface.chars().nth(1).is_some() && surface.chars().all(|c| matches!(c, '\u{30A1}'..='\u{30FA}' | 'ー'))
+}
+
+/// Whether two katakana words with `between` between them are written as one compound: one
+/// space (Microsoft's style writes `コード スニペット`, `ソリューション エクスプローラー`; an
+/// ideographic space is a space after NFKC). A middle dot needs nothing: lindera takes
+/// `ソリューション・エクスプローラー` as one word.
+fn is_katakana_joint(between: &str) -> bool {
+    between == " "
+}
+
 fn is_kanji(c: char) -> bool {
     matches!(c, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FFFF}' | '々')
 }
@@ -432,6 +446,8 @@ fn segment_other(
     }
     let Ok(segs) = segmenters() else { return };
     let Ok(tokens) = segs.normal.segment_with_lattice(Cow::Borrowed(s), lattice) else { return };
+    // The last primary token when it was one katakana word: (from, to, position).
+    let mut katakana: Option<(usize, usize, usize)> = None;
     for t in tokens {
         let (from, to) = match s.get(t.byte_start..t.byte_end) {
             Some(surface) if surface == t.surface => (t.byte_start, t.byte_end),
@@ -446,9 +462,21 @@ fn segment_other(
             && is_compound_candidate(surface)
             && emit_compound(em, lattice, compounds, surface, a + from)
         {
+            katakana = None;
             continue;
         }
         let position = em.position;
+        let is_katakana_word = class == Class::Noun && is_katakana_word(surface);
+        if is_katakana_word
+            && let Some((pf, pt, pp)) = katakana
+            && pp + 1 == position
+            && s.get(pt..from).is_some_and(is_katakana_joint)
+        {
+            // `コード スニペット` also as `コードスニペット`, as the query writes it unspaced
+            let whole = [&s[pf..pt], surface].concat();
+            em.push(&whole, a + pf, a + to, pp, 2, Kind::Whole);
+        }
+        katakana = is_katakana_word.then_some((from, to, position));
         em.push(surface, a + from, a + to, position, 1, Kind::Primary(class));
         if has_base {
             let base = details(&t).2;

@@ -24,7 +24,10 @@
 //!      like a whole identifier (`関西国際空港` → `関西`+`関西国際空港`, `国際`, `空港`), so a
 //!      part finds the compound. Splitting the word alone, not in context, gives the same
 //!      parts wherever it appears (in-context decompose mode split `日本共産党の` and
-//!      `日本共産党が` differently);
+//!      `日本共産党が` differently). Two katakana words with one space between them (the
+//!      style of Microsoft's Japanese docs: `コード スニペット`) also give the compound as a
+//!      whole at the first word's position, so the query `コードスニペット`, one word to
+//!      lindera, finds them; the words stay words of their own;
 //!   4. lowercase, then the katakana stem: a trailing `ー` is removed from all-katakana tokens
 //!      of four or more characters (Lucene's `JapaneseKatakanaStemFilter`), so `サーバー`,
 //!      `サーバ` and `ｻｰﾊﾞｰ` are one term;
@@ -102,8 +105,10 @@ pub use query::RankWeights;
 pub const ANALYZER_NAME: &str = "lvs_ja";
 
 /// Version of the analyzer's output; stored in the manifest. Bump on any change that alters
-/// tokens, so existing indexes are rebuilt.
-pub const ANALYZER_VERSION: &str = "1";
+/// tokens: an index of an older analyzer is rebuilt from the Markdown like one of an older
+/// format (one log sentence, no `--force`). `2`: two katakana words with a space between them
+/// also give the compound as one whole token (`コード スニペット` → `コードスニペット`).
+pub const ANALYZER_VERSION: &str = "2";
 
 /// The scope filter of [`LexicalIndex::search`]: given a chunk's path, whether it is in scope.
 pub type ScopeFilter<'a> = dyn Fn(&str) -> bool + Sync + 'a;

@@ -241,6 +241,33 @@ fn width_variants_find_each_other() {
 }
 
 #[test]
+fn katakana_words_written_apart_also_give_the_compound() {
+    // Microsoft's Japanese style spaces the words of a loanword compound (`コード スニペット`);
+    // a query writes it as one word, which lindera keeps whole.
+    let mut a = Analyzer::new();
+    a.run("コード スニペットとサーバー\u{3000}ログ");
+    let texts: Vec<&str> = a.tokens().iter().map(|t| a.text(t)).collect();
+    assert_eq!(texts, ["コード", "コードスニペット", "スニペット", "と", "サーバ", "サーバーログ", "ログ"]);
+    let find = |text: &str| *a.tokens().iter().find(|t| a.text(t) == text).unwrap();
+    let (whole, first) = (find("コードスニペット"), find("コード"));
+    assert_eq!((whole.position, whole.position_length, whole.kind), (first.position, 2, Kind::Whole));
+    assert_eq!((whole.offset_from, whole.offset_to), (0, "コード スニペット".len()));
+    // Only katakana words with one space between: not a particle between, not other scripts.
+    a.run("コードのスニペット 東京 タワー");
+    assert!(!a.tokens().iter().any(|t| a.text(t) == "コードスニペット" || a.text(t) == "東京タワー"));
+
+    let index = index_of(&[
+        "コード スニペットを挿入する",
+        "コードスニペットを挿入する",
+        "サーバー\u{3000}ログを読む",
+        "コードの中のスニペット",
+    ]);
+    assert_eq!(sorted(ids(&index, "コードスニペット")), vec![1, 2]);
+    assert_eq!(ids(&index, "サーバーログ"), vec![3]);
+    assert_eq!(sorted(ids(&index, "スニペット")), vec![1, 4], "each word is still a word");
+}
+
+#[test]
 fn a_word_inside_a_compound_matches() {
     let index = index_of(&["会議室の予算を確認する", "関西国際空港に着いた"]);
     assert_eq!(ids(&index, "会議"), vec![1]);

@@ -90,6 +90,32 @@ fn an_index_of_the_previous_format_is_rebuilt_by_the_next_reindex_with_one_sente
 }
 
 #[test]
+fn an_index_made_by_an_older_analyzer_is_rebuilt_by_the_next_reindex_with_one_sentence() {
+    // The user upgraded the binary and changed nothing else: no `--force` is needed.
+    let project = Project::from_fixture("ja");
+    project.write("docs/snippets.md", "# スニペット\n\nコード スニペットを挿入します。\n");
+    project.ok(&["reindex"]);
+    let files = crate::support::markdown_files(project.root()).len();
+    {
+        let db = Database::create(store_path(&project)).unwrap();
+        let txn = db.begin_write().unwrap();
+        txn.open_table(MANIFEST).unwrap().insert("analyzer_version", "1").unwrap();
+        txn.commit().unwrap();
+    }
+    let out = project.run(&["reindex"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "reindex failed: {stderr}");
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("with analyzer 1")).collect();
+    assert_eq!(said.len(), 1, "not said once: {stderr}");
+    assert!(said[0].contains("older version") && said[0].contains("rebuilt from the Markdown"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("indexed {files} file(s)")));
+    assert_eq!(project.search_paths("コードスニペット"), ["docs/snippets.md"]);
+    let out = project.run(&["reindex"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("analyzer"));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("indexed 0 file(s)"));
+}
+
+#[test]
 fn an_index_of_a_newer_format_is_refused_in_one_sentence_until_forced() {
     let project = Project::from_fixture("ja");
     project.ok(&["reindex"]);
