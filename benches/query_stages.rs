@@ -8,6 +8,10 @@
 //! ranking alone (`LexicalView::rank_with`), ranking plus reading the hits and their snippets
 //! (`search_tiered_with`), and `Engine::search` (plus the scope, the staleness check per hit and
 //! the answer's assembly). The differences are the stages. Nothing is asserted.
+//!
+//! `--merge` first merges the index's segments into one (it rewrites STORAGE_DIR's lexical
+//! index in place: give it a copy). A reindex leaves one segment per commit and indexing
+//! thread; this measures what that costs a query.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::hint::black_box;
@@ -16,7 +20,7 @@ use std::time::Instant;
 
 use lvs::config::{CliOverrides, EmbeddingProvider, load};
 use lvs::engine::Engine;
-use lvs::lexical::{LexicalIndex, RankWeights};
+use lvs::lexical::{LexicalIndex, RankWeights, WriterSize};
 
 mod common;
 use common::{Latency, lexical_request, ms};
@@ -44,6 +48,14 @@ fn run() -> Res<()> {
             serde_json::from_str::<serde_json::Value>(l).map(|v| v["query"].as_str().unwrap_or("").to_owned())
         })
         .collect::<Result<_, _>>()?;
+    if std::env::args().any(|a| a == "--merge") {
+        let index =
+            LexicalIndex::open_or_create(&PathBuf::from(storage).join("lexical")).map_err(|e| e.message)?;
+        let mut writer = index.writer(WriterSize::Edit).map_err(|e| e.message)?;
+        let t = Instant::now();
+        let merged = writer.merge_all().map_err(|e| e.message)?;
+        println!("merged {merged} segments into one in {:.2} s", t.elapsed().as_secs_f64());
+    }
     let overrides = CliOverrides {
         project_root: Some(PathBuf::from(root)),
         storage_path: Some(PathBuf::from(storage)),

@@ -271,6 +271,30 @@ fn an_index_of_an_older_format_is_rebuilt_and_a_newer_one_needs_force() {
 }
 
 #[test]
+fn a_large_reindex_leaves_the_lexical_index_in_one_segment_and_a_small_one_does_not_merge() {
+    // More files than a commit holds: several commits, each a segment per indexing thread.
+    let files: Vec<(String, String)> = (0..COMPACT_AFTER as usize + 200)
+        .map(|i| (format!("d/{i:04}.md"), format!("# 見出し{i}\n\n京都の話 {i}。\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (dir, ws, layout) = workspace(&refs);
+    let mut ix = Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();
+    let r = ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(r.indexed_files, files.len() as u64);
+    assert_eq!(ix.writer.merge_all().unwrap(), 0, "one segment is left");
+    let generation = ix.store().generation().unwrap();
+    // A small change: its own segment, no merge of the whole index.
+    std::fs::write(dir.path().join("d/0000.md"), "# 見出し\n\n奈良の話。\n").unwrap();
+    ix.reindex(ReindexOptions::default(), &mut |_| {}).unwrap();
+    assert_eq!(ix.writer.merge_all().unwrap(), 2, "the edit's segment stayed apart");
+    drop(ix);
+    let index = LexicalIndex::open_or_create(&layout.lexical_dir()).unwrap();
+    assert_eq!(index.generation(), Some(generation + 1), "merges keep the commit's generation");
+    assert_eq!(search_paths(&layout, "奈良"), ["d/0000.md"]);
+    assert_eq!(index.search("京都", 50, None).unwrap().len(), 50);
+}
+
+#[test]
 fn an_index_of_an_older_analyzer_is_rebuilt_and_a_newer_one_needs_force() {
     let (_dir, ws, layout) = workspace(&[("a.md", "コード スニペットの話。\n"), ("b.md", "奈良の話。\n")]);
     let open = || Indexer::open(Arc::clone(&ws), filter(), ChunkOptions::default(), &layout, None).unwrap();

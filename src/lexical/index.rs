@@ -963,6 +963,23 @@ impl LexicalWriter {
         }
     }
 
+    /// Merges every segment into one and waits until the merge is published. The chunks, their
+    /// ids and the commit's generation stay as they are; readers see the merged segment at their
+    /// next search. Returns how many segments were merged (0 when there was at most one).
+    ///
+    /// The end of a reindex that wrote many files calls it (`Indexer::reindex`);
+    /// `benches/query_stages.rs --merge` measures what one segment instead of several does to
+    /// a query (`docs/performance.md`, "One segment after a large reindex").
+    pub fn merge_all(&mut self) -> Result<usize> {
+        let ids = self.index.searchable_segment_ids().map_err(|e| map_err("Reading the lexical index", e))?;
+        if ids.len() < 2 {
+            return Ok(0);
+        }
+        let writer = self.writer.as_mut().ok_or_else(writer_lost)?;
+        writer.merge(&ids).wait().map_err(|e| map_err("Merging the lexical index", e))?;
+        Ok(ids.len())
+    }
+
     /// Discards everything queued since the last commit.
     pub fn rollback(&mut self) -> Result<()> {
         if let Some(w) = self.writer.as_mut() {
