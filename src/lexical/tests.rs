@@ -222,21 +222,6 @@ fn query_words_become_clauses() {
 // ---------------------------------------------------------------- Japanese search
 
 #[test]
-fn merging_every_segment_keeps_the_chunks_and_the_generation() {
-    let index = LexicalIndex::create_in_ram().unwrap();
-    let mut w = index.writer(WriterSize::Edit).unwrap();
-    for (i, t) in ["京都の寺", "東京都庁の展望", "京都駅の地図"].iter().enumerate() {
-        w.add(&doc(i as u64 + 1, &format!("doc{}.md", i + 1), "", t)).unwrap();
-        w.commit(i as u64 + 1).unwrap();
-    }
-    assert_eq!(sorted(ids(&index, "京都")), vec![1, 3]);
-    assert_eq!(w.merge_all().unwrap(), 3, "one segment per commit");
-    assert_eq!(w.merge_all().unwrap(), 0, "the merge is published: one segment is left");
-    assert_eq!(sorted(ids(&index, "京都")), vec![1, 3]);
-    assert_eq!(index.generation(), Some(3));
-}
-
-#[test]
 fn kyoto_does_not_match_tokyo_metropolitan_office() {
     let index = index_of(&["東京都庁に行きました。", "京都に行きました。"]);
     assert_eq!(ids(&index, "京都"), vec![2]);
@@ -804,6 +789,21 @@ fn ties_are_broken_by_chunk_id() {
 }
 
 // ---------------------------------------------------------------- writer
+
+#[test]
+fn merging_every_segment_keeps_the_chunks_and_the_generation() {
+    let index = LexicalIndex::create_in_ram().unwrap();
+    let mut w = index.writer(WriterSize::Edit).unwrap();
+    for (i, t) in ["京都の寺", "東京都庁の展望", "京都駅の地図"].iter().enumerate() {
+        w.add(&doc(i as u64 + 1, &format!("doc{}.md", i + 1), "", t)).unwrap();
+        w.commit(i as u64 + 1).unwrap();
+    }
+    assert_eq!(sorted(ids(&index, "京都")), vec![1, 3]);
+    assert_eq!(w.merge_all().unwrap(), 3, "one segment per commit");
+    assert_eq!(w.merge_all().unwrap(), 0, "the merge is published: one segment is left");
+    assert_eq!(sorted(ids(&index, "京都")), vec![1, 3]);
+    assert_eq!(index.generation(), Some(3));
+}
 
 #[test]
 fn delete_path_removes_every_chunk_of_the_file() {
