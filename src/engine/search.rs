@@ -105,15 +105,13 @@ impl Engine {
                 }
             }
         };
-        let results =
-            candidates.assemble(&ranked, effective, plan.explain, config.rrf_k, |p| self.current_hash(p));
+        // The hash each hit's file has now, for `stale`: remembered under the file's stamp, so
+        // usually no read, and the folders the hits share are checked once
+        // (`Workspace::current_hash`).
+        let walk = self.core.workspace.guard_walk();
+        let results = candidates.assemble(&ranked, effective, plan.explain, config.rrf_k, |p| {
+            walk.workspace().current_hash(&RelPath::new(p).ok()?, &walk)
+        });
         Ok(search::response(results, &warnings))
-    }
-
-    /// The hash `path` has now, for `stale` (remembered under the file's stamp, so usually no
-    /// read: `Workspace::current_hash`).
-    fn current_hash(&self, path: &str) -> Option<String> {
-        let rel = RelPath::new(path).ok()?;
-        self.core.workspace.current_hash(&rel)
     }
 }

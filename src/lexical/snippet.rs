@@ -157,14 +157,22 @@ fn choose_range(text: &str, terms: &[String]) -> (usize, usize) {
     let mut best: Option<(usize, usize)> = None;
     let mut sentences: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
-    while start < text.len() && start < SCAN_LIMIT_BYTES {
+    // Once a sentence holds every probe none can beat it: the rest is only cut into sentences,
+    // as far as the neighbours of a short best sentence may reach.
+    let (mut settled, mut scan_until) = (false, SCAN_LIMIT_BYTES);
+    while start < text.len() && start < scan_until {
         let end = sentence_end(text, start);
-        norm.normalize(&text[start..end]);
-        folded.clear();
-        final_text_into(&norm.text, &mut folded);
-        let found = probes.iter().filter(|p| folded.contains(p.as_str())).count();
-        if found > 0 && best.is_none_or(|(b, _)| found > b) {
-            best = Some((found, sentences.len()));
+        if !settled {
+            norm.normalize(&text[start..end]);
+            folded.clear();
+            final_text_into(&norm.text, &mut folded);
+            let found = probes.iter().filter(|p| folded.contains(p.as_str())).count();
+            if found > 0 && best.is_none_or(|(b, _)| found > b) {
+                best = Some((found, sentences.len()));
+                if found == probes.len() {
+                    (settled, scan_until) = (true, end + MIN_PIECE_BYTES);
+                }
+            }
         }
         sentences.push((start, end));
         start = end;

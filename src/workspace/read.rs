@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use super::path::{MSG_MARKDOWN_ONLY, RelPath};
 use super::stamps::Stamp;
-use super::{Workspace, is_a_directory, is_missing};
+use super::{GuardWalk, Workspace, is_a_directory, is_missing};
 use crate::error::{Error, ErrorCode, ErrorDetail, Result};
 use crate::text::sha256_hex;
 
@@ -103,11 +103,15 @@ impl Workspace {
     /// file's stamp (size, modification time; on Unix also inode and `ctime`) is unchanged, so
     /// this usually costs the path guard's `stat`s only (`workspace/stamps.rs` says what a stamp
     /// can miss).
-    pub fn current_hash(&self, path: &RelPath) -> Option<String> {
+    ///
+    /// `walk` shares the folder checks between the paths of one call (a search's hits share
+    /// folders); `path` must be one the workspace accepted before (an indexed path), as for
+    /// [`GuardWalk::restat`].
+    pub fn current_hash(&self, path: &RelPath, walk: &GuardWalk<'_>) -> Option<String> {
         if !path.is_markdown() {
             return None;
         }
-        let meta = self.resolve(path).ok()?.meta?;
+        let meta = walk.restat(path).ok()??;
         if let Some(hash) = self.hashes.get(path.as_str(), &Stamp::of(&meta)) {
             return Some(hash);
         }
