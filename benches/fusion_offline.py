@@ -149,6 +149,8 @@ def main():
     ap.add_argument("--technical", default=None, help="score with this graded set (eval_technical.py dump)")
     ap.add_argument("--split", choices=["all", "tune", "held"], default="all")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--diff", default=None, metavar="NAME",
+                    help="also list the queries whose first metric differs between lexical and the variant named NAME")
     args = ap.parse_args()
     per_q, info = load_dump(args.dump)
 
@@ -184,6 +186,16 @@ def main():
         all_terms = sum(1 for _, e in lex_rows if e.get("lexicalAllTerms"))
         vec = [(k, 1.0 - e["vectorDistance"]) for k, e in per_q[qid]["semantic"] if e.get("vectorDistance") is not None]
         prepared.append((qid, lex, all_terms, vec))
+
+    if args.diff:
+        fn = dict(variant_grid())[args.diff]
+        print(f"queries where '{args.diff}' differs from lexical:")
+        for qid, lex, all_terms, vec in prepared:
+            a, b = (next(iter(scorer(qid, keys).values())) for keys in (lex, fn(lex, all_terms, vec)))
+            if abs(a - b) > 1e-3:
+                kind = queries[qid].get("kind", "") if args.technical else ""
+                query = queries[qid]["query"] if args.technical else qid
+                print(f"  {qid} {kind} all-terms hits {all_terms}: {query}  {a:.3f} -> {b:.3f}")
 
     variants = []
     for name, fn in variant_grid():
