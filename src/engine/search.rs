@@ -107,10 +107,10 @@ impl Engine {
         };
         // The hash each hit's file has now, for `stale`: remembered under the file's stamp, so
         // usually no read, and the folders the hits share are checked once
-        // (`Workspace::current_hash`).
+        // (`GuardWalk::current_hash`).
         let walk = self.core.workspace.guard_walk();
         let results = candidates.assemble(&ranked, effective, plan.explain, config.rrf_k, |p| {
-            walk.workspace().current_hash(&RelPath::new(p).ok()?, &walk)
+            walk.current_hash(&RelPath::new(p).ok()?)
         });
         Ok(search::response(results, &warnings))
     }

@@ -157,12 +157,12 @@ fn choose_range(text: &str, terms: &[String]) -> (usize, usize) {
     let mut best: Option<(usize, usize)> = None;
     let mut sentences: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
-    // Once a sentence holds every probe none can beat it: the rest is only cut into sentences,
-    // as far as the neighbours of a short best sentence may reach.
-    let (mut settled, mut scan_until) = (false, SCAN_LIMIT_BYTES);
+    let mut scan_until = SCAN_LIMIT_BYTES;
     while start < text.len() && start < scan_until {
         let end = sentence_end(text, start);
-        if !settled {
+        // Once a sentence holds every probe none can beat it: the rest is only cut into
+        // sentences, as far as the neighbours of a short best sentence may reach.
+        if best.is_none_or(|(b, _)| b < probes.len()) {
             norm.normalize(&text[start..end]);
             folded.clear();
             final_text_into(&norm.text, &mut folded);
@@ -170,7 +170,7 @@ fn choose_range(text: &str, terms: &[String]) -> (usize, usize) {
             if found > 0 && best.is_none_or(|(b, _)| found > b) {
                 best = Some((found, sentences.len()));
                 if found == probes.len() {
-                    (settled, scan_until) = (true, end + MIN_PIECE_BYTES);
+                    scan_until = end + MIN_PIECE_BYTES;
                 }
             }
         }

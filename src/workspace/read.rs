@@ -98,26 +98,6 @@ impl Workspace {
         })
     }
 
-    /// The SHA-256 the Markdown file at `path` has now (as [`SourceDocument::source_hash`]), or
-    /// `None` when it cannot be read as Markdown. Remembered from the last full read while the
-    /// file's stamp (size, modification time; on Unix also inode and `ctime`) is unchanged, so
-    /// this usually costs the path guard's `stat`s only (`workspace/stamps.rs` says what a stamp
-    /// can miss).
-    ///
-    /// `walk` shares the folder checks between the paths of one call (a search's hits share
-    /// folders); `path` must be one the workspace accepted before (an indexed path), as for
-    /// [`GuardWalk::restat`].
-    pub fn current_hash(&self, path: &RelPath, walk: &GuardWalk<'_>) -> Option<String> {
-        if !path.is_markdown() {
-            return None;
-        }
-        let meta = walk.restat(path).ok()??;
-        if let Some(hash) = self.hashes.get(path.as_str(), &Stamp::of(&meta)) {
-            return Some(hash);
-        }
-        self.read_markdown(path).ok().map(|s| s.source_hash)
-    }
-
     /// Size and modification time of the file at `path`, without reading it (the fast path of
     /// change detection). Errors as [`Workspace::read_markdown`] for missing files, directories
     /// and links; any file type is accepted.
@@ -128,6 +108,27 @@ impl Workspace {
             Some(meta) if meta.is_dir() => Err(is_a_directory(path)),
             Some(meta) => Ok((meta.len(), meta.modified().unwrap_or(SystemTime::UNIX_EPOCH))),
         }
+    }
+}
+
+impl GuardWalk<'_> {
+    /// The SHA-256 the Markdown file at `path` has now (as [`SourceDocument::source_hash`]), or
+    /// `None` when it cannot be read as Markdown. Remembered from the last full read while the
+    /// file's stamp (size, modification time; on Unix also inode and `ctime`) is unchanged, so
+    /// this usually costs the path guard's `stat`s only (`workspace/stamps.rs` says what a stamp
+    /// can miss), and the folders of the paths one walk checks (a search's hits share folders)
+    /// are checked once. `path` must be one the workspace accepted before (an indexed path), as
+    /// for [`GuardWalk::restat`].
+    pub fn current_hash(&self, path: &RelPath) -> Option<String> {
+        if !path.is_markdown() {
+            return None;
+        }
+        let meta = self.restat(path).ok()??;
+        let ws = self.workspace();
+        if let Some(hash) = ws.hashes.get(path.as_str(), &Stamp::of(&meta)) {
+            return Some(hash);
+        }
+        ws.read_markdown(path).ok().map(|s| s.source_hash)
     }
 }
 

@@ -1066,15 +1066,15 @@ fn current_hash_shares_one_walk_between_files_and_refuses_a_folder_that_became_a
     let path = |s: &str| RelPath::new(s).expect("path");
     let (a, b) = (ws.read_markdown(&path("d/a.md")).unwrap(), ws.read_markdown(&path("d/b.md")).unwrap());
     let walk = ws.guard_walk();
-    assert_eq!(ws.current_hash(&path("d/a.md"), &walk), Some(a.source_hash.clone()));
-    assert_eq!(ws.current_hash(&path("d/b.md"), &walk), Some(b.source_hash.clone()));
-    assert_eq!(ws.current_hash(&path("d/gone.md"), &walk), None, "a missing file has no hash");
+    assert_eq!(walk.current_hash(&path("d/a.md")), Some(a.source_hash.clone()));
+    assert_eq!(walk.current_hash(&path("d/b.md")), Some(b.source_hash.clone()));
+    assert_eq!(walk.current_hash(&path("d/gone.md")), None, "a missing file has no hash");
     // The folder is swapped for a link to a copy with the same bytes: the next call's walk
     // refuses the path (no hash, so a search flags its hits stale) instead of following it.
     fs::rename(dir.path().join("d"), dir.path().join("real")).expect("move");
     symlink(dir.path().join("real"), dir.path().join("d")).expect("link");
-    assert_eq!(ws.current_hash(&path("d/a.md"), &ws.guard_walk()), None);
-    assert_eq!(ws.current_hash(&path("real/a.md"), &ws.guard_walk()), Some(a.source_hash));
+    assert_eq!(ws.guard_walk().current_hash(&path("d/a.md")), None);
+    assert_eq!(ws.guard_walk().current_hash(&path("real/a.md")), Some(a.source_hash));
 }
 
 #[cfg(unix)]
