@@ -75,6 +75,9 @@ pub(crate) struct AToken {
     /// Number of primary positions covered (more than 1 only for a whole identifier/compound).
     pub(crate) position_length: usize,
     pub(crate) kind: Kind,
+    /// A primary token lindera found no dictionary word for (`スニペット`; IPADIC is from
+    /// 2007 and lacks most technical loanwords).
+    pub(crate) unknown: bool,
     text: (usize, usize),
 }
 
@@ -225,6 +228,7 @@ impl Emitter<'_> {
             position,
             position_length,
             kind,
+            unknown: false,
             text: (start, self.arena.len()),
         });
     }
@@ -410,7 +414,7 @@ fn is_compound_candidate(surface: &str) -> bool {
 }
 
 /// A katakana word of two characters or more (`コード`, `スニペット`; `ー` counts).
-fn is_katakana_word(surface: &str) -> bool {
+pub(crate) fn is_katakana_word(surface: &str) -> bool {
     surface.chars().nth(1).is_some() && surface.chars().all(|c| matches!(c, '\u{30A1}'..='\u{30FA}' | 'ー'))
 }
 
@@ -478,6 +482,11 @@ fn segment_other(
         }
         katakana = is_katakana_word.then_some((from, to, position));
         em.push(surface, a + from, a + to, position, 1, Kind::Primary(class));
+        if t.word_id.is_unknown()
+            && let Some(last) = em.tokens.last_mut()
+        {
+            last.unknown = true;
+        }
         if has_base {
             let base = details(&t).2;
             if base.len() <= MAX_TOKEN_BYTES {

@@ -17,6 +17,7 @@ use tantivy::{
 
 use super::analyzer::{Analyzer, LvsTokenizer, ensure_ready};
 use super::directory::{SwitchedDirectory, SyncSwitch};
+use super::infix::{KatakanaWords, grow_infixes};
 use super::meta::MetaFilter;
 use super::query::{Clause, Plan, RankWeights, plan};
 use super::rerank::{GramScores, QueryGrams, order};
@@ -147,7 +148,7 @@ fn is_damage(err: &TantivyError) -> bool {
     }
 }
 
-fn map_err(doing: &str, err: TantivyError) -> Error {
+pub(super) fn map_err(doing: &str, err: TantivyError) -> Error {
     if is_damage(&err) {
         return Error::index_not_ready(DAMAGED)
             .with_detail(crate::error::ErrorDetail::IndexDamaged)
@@ -242,6 +243,8 @@ pub struct LexicalIndex {
     reader: IndexReader,
     fields: Fields,
     paths: PathCache,
+    /// The katakana words of each segment, for query words found inside longer words.
+    katakana: SegmentCache<KatakanaWords>,
     fresh: Freshness,
     /// The directory's fsync switch (an index on disk).
     switch: Option<std::sync::Arc<SyncSwitch>>,
@@ -340,7 +343,15 @@ impl LexicalIndex {
             .try_into()
             .map_err(|e| map_err("Opening the lexical index reader", e))?;
         let fresh = Freshness { meta, committed: Default::default(), loaded: std::sync::Mutex::new(loaded) };
-        Ok(LexicalIndex { index, reader, fields, paths: PathCache::default(), fresh, switch: None })
+        Ok(LexicalIndex {
+            index,
+            reader,
+            fields,
+            paths: PathCache::default(),
+            katakana: SegmentCache::default(),
+            fresh,
+            switch: None,
+        })
     }
 
     /// The searcher of the last commit (reloaded first when a commit happened since).
@@ -480,7 +491,8 @@ impl LexicalIndex {
         if query.trim().is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));
         }
-        let plan = with_analyzer(|a| plan(query, a));
+        let mut plan = with_analyzer(|a| plan(query, a));
+        grow_infixes(searcher, [self.fields.text, self.fields.heading_path], &self.katakana, &mut plan)?;
         if plan.strict.is_empty() {
             return Err(Error::invalid_argument(
                 "The query has no searchable words (only punctuation or symbols); type at least one word, name or number.",
@@ -783,7 +795,10 @@ impl LexicalView<'_> {
         let plan = match known.and_then(|r| r.plan.as_ref()) {
             Some(plan) => plan,
             None => {
-                analyzed = with_analyzer(|a| plan(query, a));
+                let mut fresh = with_analyzer(|a| plan(query, a));
+                let fields = [self.index.fields.text, self.index.fields.heading_path];
+                grow_infixes(&self.searcher, fields, &self.index.katakana, &mut fresh)?;
+                analyzed = fresh;
                 &analyzed
             }
         };
@@ -1034,7 +1049,7 @@ fn clause_query(f: &Fields, c: &Clause, w: &RankWeights) -> Box<dyn Query> {
 /// by `scale`) of one clause, all `Should`.
 fn clause_leaves(f: &Fields, c: &Clause, w: &RankWeights, scale: f32) -> Vec<(Occur, Box<dyn Query>)> {
     let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    for field in [f.text, f.heading_path] {
+    for (k, field) in [f.text, f.heading_path].into_iter().enumerate() {
         let start = subs.len();
         for phrase in &c.phrases {
             let terms: Vec<(usize, Term)> =
@@ -1045,8 +1060,27 @@ fn clause_leaves(f: &Fields, c: &Clause, w: &RankWeights, scale: f32) -> Vec<(Oc
                 _ => subs.push((Occur::Should, Box::new(PhraseQuery::new_with_offset(terms)))),
             }
         }
-        for t in &c.terms {
-            subs.push((Occur::Should, term_query(field, t)));
+        if c.within.is_empty() {
+            for t in &c.terms {
+                subs.push((Occur::Should, term_query(field, t)));
+            }
+        } else {
+            // A longer word counts as the word itself, scaled down, and only where it scores
+            // more: a chunk with the word keeps its score, one with only a longer word still
+            // matches the clause.
+            let word = c.terms.iter().map(|t| (Occur::Should, term_query(field, t))).collect();
+            let within = c
+                .within
+                .iter()
+                .map(|(t, boost)| {
+                    let q: Box<dyn Query> =
+                        Box::new(tantivy::query::BoostQuery::new(term_query(field, t), boost[k]));
+                    (Occur::Should, q)
+                })
+                .collect();
+            let either: Vec<Box<dyn Query>> =
+                vec![Box::new(BooleanQuery::new(word)), Box::new(BooleanQuery::new(within))];
+            subs.push((Occur::Should, Box::new(tantivy::query::DisjunctionMaxQuery::new(either))));
         }
         let mut boost = if field == f.heading_path { w.heading * scale } else { scale };
         if c.content {
@@ -1097,11 +1131,7 @@ fn term_query(field: Field, text: &str) -> Box<dyn Query> {
 /// disjunction of leaves (the same score as nesting, a sum), which lets tantivy prune with
 /// Block-WAND when the leaves are plain terms.
 fn tier_queries(f: &Fields, plan: &Plan, w: &RankWeights) -> (Box<dyn Query>, Option<Box<dyn Query>>) {
-    let loose: Vec<Clause> = plan
-        .loose
-        .iter()
-        .map(|t| Clause { phrases: Vec::new(), terms: vec![t.clone()], content: false })
-        .collect();
+    let loose: Vec<Clause> = plan.loose.iter().map(|t| Clause::term(t.clone())).collect();
     let loose_leaves = |c: &Clause| clause_leaves(f, c, w, w.loose);
     let mut first: Vec<(Occur, Box<dyn Query>)> =
         plan.strict.iter().map(|c| (Occur::Must, clause_query(f, c, w))).collect();
@@ -1124,52 +1154,69 @@ struct SegmentPaths {
     ords: tantivy::columnar::Column<u64>,
 }
 
-/// Per-segment path lists, read once per segment and reused by every scoped search
-/// (looking ordinals up one by one decodes a dictionary block each time; streaming the
-/// dictionary once is cheap). Segments are immutable, so entries never go stale; entries of
-/// segments no longer searched are dropped.
-#[derive(Default)]
-struct PathCache {
-    segments:
-        std::sync::Mutex<std::collections::HashMap<tantivy::index::SegmentId, std::sync::Arc<SegmentPaths>>>,
+/// Per-segment data read once per segment and reused by every search (path lists, the
+/// katakana words of `infix.rs`). Segments are immutable, so entries never go stale; entries
+/// of segments no longer searched are dropped.
+pub(super) struct SegmentCache<T> {
+    segments: std::sync::Mutex<HashMap<tantivy::index::SegmentId, std::sync::Arc<T>>>,
 }
 
-impl PathCache {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<
-        '_,
-        std::collections::HashMap<tantivy::index::SegmentId, std::sync::Arc<SegmentPaths>>,
-    > {
+impl<T> Default for SegmentCache<T> {
+    fn default() -> Self {
+        SegmentCache { segments: Default::default() }
+    }
+}
+
+impl<T> SegmentCache<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<tantivy::index::SegmentId, std::sync::Arc<T>>> {
         self.segments.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Drops entries of segments that `searcher` no longer has.
-    fn retain(&self, searcher: &tantivy::Searcher) {
+    pub(super) fn retain(&self, searcher: &tantivy::Searcher) {
         let live: HashSet<tantivy::index::SegmentId> =
             searcher.segment_readers().iter().map(|r| r.segment_id()).collect();
         self.lock().retain(|id, _| live.contains(id));
     }
 
-    /// The paths of `reader`'s segment (`None` if it has no path column).
-    fn get(&self, reader: &tantivy::SegmentReader) -> Result<Option<std::sync::Arc<SegmentPaths>>> {
+    /// The entry of `reader`'s segment, made by `read` the first time (a `None` is not kept).
+    pub(super) fn get_or_read(
+        &self,
+        reader: &tantivy::SegmentReader,
+        read: impl FnOnce() -> Result<Option<T>>,
+    ) -> Result<Option<std::sync::Arc<T>>> {
         let id = reader.segment_id();
         if let Some(p) = self.lock().get(&id) {
             return Ok(Some(p.clone()));
         }
-        let err = |e: std::io::Error| map_err("Reading indexed paths", TantivyError::from(e));
-        let Some(col) = reader.fast_fields().str(F_PATH).map_err(|e| map_err("Reading indexed paths", e))?
-        else {
-            return Ok(None);
-        };
-        let mut names = Vec::with_capacity(col.num_terms());
-        let mut stream = col.dictionary().stream().map_err(err)?;
-        while stream.advance() {
-            names.push(String::from_utf8_lossy(stream.key()).into());
-        }
-        let paths = std::sync::Arc::new(SegmentPaths { names, ords: col.ords().clone() });
-        self.lock().insert(id, paths.clone());
-        Ok(Some(paths))
+        let Some(value) = read()? else { return Ok(None) };
+        let value = std::sync::Arc::new(value);
+        self.lock().insert(id, value.clone());
+        Ok(Some(value))
+    }
+}
+
+/// Per-segment path lists for scoped searches (looking ordinals up one by one decodes a
+/// dictionary block each time; streaming the dictionary once is cheap).
+type PathCache = SegmentCache<SegmentPaths>;
+
+impl PathCache {
+    /// The paths of `reader`'s segment (`None` if it has no path column).
+    fn get(&self, reader: &tantivy::SegmentReader) -> Result<Option<std::sync::Arc<SegmentPaths>>> {
+        self.get_or_read(reader, || {
+            let err = |e: std::io::Error| map_err("Reading indexed paths", TantivyError::from(e));
+            let Some(col) =
+                reader.fast_fields().str(F_PATH).map_err(|e| map_err("Reading indexed paths", e))?
+            else {
+                return Ok(None);
+            };
+            let mut names = Vec::with_capacity(col.num_terms());
+            let mut stream = col.dictionary().stream().map_err(err)?;
+            while stream.advance() {
+                names.push(String::from_utf8_lossy(stream.key()).into());
+            }
+            Ok(Some(SegmentPaths { names, ords: col.ords().clone() }))
+        })
     }
 }
 

@@ -67,7 +67,11 @@
 //! question words (`何`, `いつ`, `どこ`, …) are dropped unless nothing else is left. Japanese
 //! questions typed without spaces therefore work (`日本で梅雨がないのは北海道とどこか` →
 //! `日本`, `梅雨`, `北海道`). Parts of multi-token clauses are also optional terms, so a chunk
-//! with only `解析` is still found, below chunks with `形態素解析`.
+//! with only `解析` is still found, below chunks with `形態素解析`. A katakana word of three or
+//! more characters that the dictionary does not know also matches the indexed katakana words
+//! that hold it, scaled down (`スニペット` finds a text writing `コードスニペット` unspaced,
+//! which lindera keeps as one word; `infix.rs`); a known word does not (`ペット` stays out of
+//! `スニペット`, as `京都` stays out of `東京都庁`).
 //!
 //! Ranking: chunks that match every clause come first, by BM25 over `text` and `heading_path`
 //! (weights 1:1). The others follow, ordered by how many clauses they match, then BM25 (the
@@ -88,6 +92,7 @@ mod analyzer;
 pub mod dictionary;
 mod directory;
 mod index;
+mod infix;
 mod meta;
 mod normalize;
 mod query;

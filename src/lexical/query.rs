@@ -15,14 +15,21 @@
 //! - Each part (two characters or longer) of a multi-token group is also a *loose* term: it
 //!   adds to the score and lets a chunk that has only part of a compound match, below chunks
 //!   that have the compound itself.
+//! - A clause of one katakana word the dictionary does not know ([`Clause::infix`]) also matches
+//!   the indexed words that hold it, found per search in the snapshot's term dictionaries
+//!   (`infix.rs`).
 
-use super::analyzer::{Analyzer, Class, Kind};
+use super::analyzer::{Analyzer, Class, Kind, is_katakana_word};
 
 /// Most clauses (strict or loose) a query keeps; the rest of a very long query is ignored.
 pub(crate) const MAX_CLAUSES: usize = 64;
 
 /// Longest phrase; a longer run of tokens is cut into phrases of this length.
 pub(crate) const MAX_PHRASE: usize = 16;
+
+/// Shortest unknown katakana word (in characters) looked for inside longer indexed words: a
+/// shorter piece (`ペッ`) would find unrelated words.
+pub(crate) const MIN_INFIX_CHARS: usize = 3;
 
 /// Only this much of a query is read (a longer one is cut at a character boundary).
 pub(crate) const MAX_QUERY_BYTES: usize = 8 * 1024;
@@ -74,7 +81,7 @@ impl Default for RankWeights {
 }
 
 /// One unit of the query: matches when any of its phrases or terms matches.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Clause {
     /// Phrases of at least two terms, each term with its offset in the phrase.
     pub(crate) phrases: Vec<Vec<(usize, String)>>,
@@ -83,9 +90,21 @@ pub(crate) struct Clause {
     /// A verb, adjective or adverb (weighted by [`RankWeights::content_word`]), not a noun,
     /// name or identifier.
     pub(crate) content: bool,
+    /// The clause is one katakana word the dictionary does not know, so the index may hold it
+    /// only inside longer words (`スニペット` in a text that writes `コードスニペット`).
+    pub(crate) infix: bool,
+    /// The indexed words that hold the term of an [`Clause::infix`] clause inside them, found
+    /// in the searched snapshot's term dictionaries (`grow_infixes` in `index.rs`), each with
+    /// its boost in the text and in the heading path.
+    pub(crate) within: Vec<(String, [f32; 2])>,
 }
 
 impl Clause {
+    /// A clause of one plain term.
+    pub(crate) fn term(text: String) -> Clause {
+        Clause { phrases: Vec::new(), terms: vec![text], content: false, infix: false, within: Vec::new() }
+    }
+
     /// The clause's first and last token in query order (for the proximity pairs).
     pub(crate) fn ends(&self) -> Option<(&str, &str)> {
         if let Some(p) = self.phrases.first() {
@@ -156,6 +175,8 @@ fn pieces(query: &str) -> Vec<Piece<'_>> {
 #[derive(Default)]
 struct Slot {
     primary: Option<(String, Class)>,
+    /// The primary token is a word the dictionary does not know.
+    unknown: bool,
     /// Whole identifiers: text and the number of positions covered.
     wholes: Vec<(String, usize)>,
     bases: Vec<String>,
@@ -171,7 +192,10 @@ fn slots(analyzer: &Analyzer) -> Vec<Slot> {
         }
         let slot = &mut slots[p];
         match t.kind {
-            Kind::Primary(class) => slot.primary = Some((text, class)),
+            Kind::Primary(class) => {
+                slot.primary = Some((text, class));
+                slot.unknown = t.unknown;
+            }
             Kind::Whole => slot.wholes.push((text, t.position_length)),
             Kind::Base => slot.bases.push(text),
         }
@@ -185,12 +209,13 @@ fn slots(analyzer: &Analyzer) -> Vec<Slot> {
 fn single(slot: &Slot) -> Option<Clause> {
     let (text, _) = slot.primary.as_ref()?;
     if let Some((whole, _)) = slot.wholes.iter().find(|(_, len)| *len == 1) {
-        return Some(Clause { phrases: Vec::new(), terms: vec![whole.clone()], content: false });
+        return Some(Clause::term(whole.clone()));
     }
     let mut terms = vec![text.clone()];
     terms.extend(slot.bases.iter().filter(|b| *b != text).cloned());
     let content = slot.primary.as_ref().is_some_and(|(_, c)| *c == Class::Content);
-    Some(Clause { phrases: Vec::new(), terms, content })
+    let infix = slot.unknown && text.chars().nth(MIN_INFIX_CHARS - 1).is_some() && is_katakana_word(text);
+    Some(Clause { phrases: Vec::new(), terms, content, infix, within: Vec::new() })
 }
 
 /// The clause for several consecutive positions: a phrase, or a whole identifier covering
@@ -207,7 +232,7 @@ fn group(slots: &[Slot]) -> Option<Clause> {
                 .collect();
             let terms =
                 many[0].wholes.iter().filter(|(_, len)| *len == many.len()).map(|(w, _)| w.clone()).collect();
-            Some(Clause { phrases: vec![phrase], terms, content: false })
+            Some(Clause { phrases: vec![phrase], terms, content: false, infix: false, within: Vec::new() })
         }
     }
 }

@@ -264,7 +264,50 @@ fn katakana_words_written_apart_also_give_the_compound() {
     ]);
     assert_eq!(sorted(ids(&index, "コードスニペット")), vec![1, 2]);
     assert_eq!(ids(&index, "サーバーログ"), vec![3]);
-    assert_eq!(sorted(ids(&index, "スニペット")), vec![1, 4], "each word is still a word");
+    assert_eq!(sorted(ids(&index, "スニペット")), vec![1, 2, 4], "each word is still a word");
+}
+
+#[test]
+fn an_unknown_katakana_word_finds_the_longer_words_that_hold_it() {
+    // lindera keeps an unspaced run of unknown katakana as one word, so `スニペット` met
+    // nothing in a text that writes `コードスニペット`.
+    let index = index_of(&[
+        "コードスニペットを挿入する",
+        "スニペットを保存する。スニペットの一覧を見る",
+        "ソリューションエクスプローラーを開く",
+        "ペットを飼う",
+        "リファクタリングの手順",
+    ]);
+    assert_eq!(ids(&index, "スニペット"), vec![2, 1], "the word itself first, then the compound");
+    assert_eq!(ids(&index, "ｽﾆﾍﾟｯﾄ"), vec![2, 1], "half-width too");
+    assert_eq!(ids(&index, "エクスプローラー"), vec![3]);
+    assert_eq!(ids(&index, "ソリューション"), vec![3]);
+    assert_eq!(ids(&index, "リファクタ 手順"), vec![5], "in a query of several words");
+    assert_eq!(snippet_of(&index, "エクスプローラ"), "[ソリューションエクスプローラー]を開く");
+    // A known word does not grow: `ペット` is not in `スニペット` (as `京都` is not in `東京都庁`).
+    assert_eq!(ids(&index, "ペット"), vec![4]);
+    // Shorter than three characters: no growing.
+    assert!(ids(&index, "ニペ").is_empty());
+}
+
+#[test]
+fn a_word_grows_into_the_longer_words_of_every_live_segment() {
+    // Each segment's katakana words are read once and cached: a later commit's segment is read
+    // too, and a deleted file's compound is found no more.
+    let index = LexicalIndex::create_in_ram().unwrap();
+    let mut w = index.writer(WriterSize::Edit).unwrap();
+    w.add(&doc(1, "a.md", "", "コードスニペットを挿入する")).unwrap();
+    w.commit(1).unwrap();
+    assert_eq!(ids(&index, "スニペット"), vec![1]);
+    w.add(&doc(2, "b.md", "スニペットマネージャー", "設定を開く")).unwrap();
+    w.commit(2).unwrap();
+    assert_eq!(sorted(ids(&index, "スニペット")), vec![1, 2], "a new segment, and a heading");
+    w.delete_path("a.md");
+    w.commit(3).unwrap();
+    assert_eq!(ids(&index, "スニペット"), vec![2]);
+    let view = index.view();
+    let fetched = view.fetch(&[2], "スニペット").unwrap();
+    assert_eq!(fetched[0].as_ref().map(|h| h.heading_path.as_str()), Some("スニペットマネージャー"));
 }
 
 #[test]

@@ -128,6 +128,25 @@ def test_an_unrelated_edit_does_not_block_a_patch():
     run(go())
 
 
+def test_a_created_compound_is_found_by_the_unknown_word_inside_it():
+    # lindera keeps an unspaced run of unknown katakana as one word: before, the query
+    # `スニペット` found nothing in a text writing `コードスニペット`.
+    async def go():
+        root = project()
+        async with Client(writable(root)) as c:
+            await reindex_and_wait(c)
+            assert await search_paths(c, "スニペット") == set()
+            body(await c.call_tool("kb_create", {"request": {
+                "path": "vs/snippets.md", "markdown": "# 挿入\n\nコードスニペットを挿入し、ソリューションエクスプローラーで開く。\n"}}))
+            assert await eventually_found(c, "スニペット", "vs/snippets.md")
+            res = body(await c.call_tool("kb_search", {"request": {"query": "ｴｸｽﾌﾟﾛｰﾗｰ"}}))
+            assert [r["path"] for r in res["results"]] == ["vs/snippets.md"]
+            assert "[ソリューションエクスプローラー]" in res["results"][0]["snippet"], res
+            # A word the dictionary knows does not grow into other words (ペット is not in スニペット).
+            assert await search_paths(c, "ペット") == set()
+    run(go())
+
+
 def test_create_move_delete_and_table_edit():
     async def go():
         root = project()
