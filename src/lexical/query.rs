@@ -246,10 +246,13 @@ pub(crate) fn plan(query: &str, analyzer: &mut Analyzer) -> Plan {
     }
     let query = &query[..cut];
     let mut plan = Plan::default();
+    // The last word when it was one katakana word, and its clause.
+    let mut katakana: Option<(&str, usize)> = None;
     for piece in pieces(query) {
         if plan.strict.len() >= MAX_CLAUSES {
             break;
         }
+        let previous = katakana.take();
         match piece {
             Piece::Phrase(text) => {
                 analyzer.run(text);
@@ -279,6 +282,12 @@ pub(crate) fn plan(query: &str, analyzer: &mut Analyzer) -> Plan {
                     start = i + 1;
                 }
                 word_group(&mut plan, &slots[start..]);
+                if plan.strict.len() == before + 1 && is_katakana_clause(&plan.strict[before]) {
+                    katakana = Some((text, before));
+                    if let Some((first, at)) = previous {
+                        join_katakana(&mut plan, analyzer, first, text, [at, before]);
+                    }
+                }
                 if plan.strict.len() == before {
                     // only function words: search them as typed
                     for part in slots.chunks(MAX_PHRASE) {
@@ -302,6 +311,29 @@ pub(crate) fn plan(query: &str, analyzer: &mut Analyzer) -> Plan {
     terms.dedup();
     plan.terms = terms;
     plan
+}
+
+/// Whether `c` is one katakana word (`コード`, `スニペット`).
+fn is_katakana_clause(c: &Clause) -> bool {
+    c.phrases.is_empty() && matches!(c.terms.as_slice(), [t] if is_katakana_word(t))
+}
+
+/// Two katakana words typed with a space between (`コード スニペット`) also match the text
+/// that writes them as one word (`コードスニペット`): when lindera takes the two written
+/// together as one word, that word joins both clauses (the index side gives spaced text that
+/// whole too; `analyzer.rs`).
+fn join_katakana(plan: &mut Plan, analyzer: &mut Analyzer, first: &str, second: &str, clauses: [usize; 2]) {
+    analyzer.run(&[first, second].concat());
+    let slots = slots(analyzer);
+    let [one] = slots.as_slice() else { return };
+    let Some((whole, _)) = &one.primary else { return };
+    for i in clauses {
+        if let Some(c) = plan.strict.get_mut(i)
+            && !c.terms.contains(whole)
+        {
+            c.terms.push(whole.clone());
+        }
+    }
 }
 
 /// A group from a whitespace word: the strict clause plus its loose parts.

@@ -291,6 +291,19 @@ fn an_unknown_katakana_word_finds_the_longer_words_that_hold_it() {
 }
 
 #[test]
+fn katakana_words_typed_apart_find_the_text_that_writes_them_together() {
+    // The reverse of `katakana_words_written_apart_also_give_the_compound`: the query spaces
+    // the words, the text writes one word.
+    let index = index_of(&["コードスニペットを挿入する", "スニペットを保存する", "ペットのコード"]);
+    let (hits, all_words) = index.search_tiered("コード スニペット", 10, None).unwrap();
+    assert_eq!(sorted(hits.iter().map(|h| h.chunk_id).collect()), vec![1, 2, 3]);
+    assert_eq!((hits[0].chunk_id, all_words), (1, 1), "the compound has both words, first");
+    assert_eq!(hits[0].snippet, "[コードスニペット]を挿入する");
+    let (_, all_words) = index.search_tiered("ソリューション　エクスプローラー", 10, None).unwrap();
+    assert_eq!(all_words, 0, "nothing here has them");
+}
+
+#[test]
 fn a_word_grows_into_the_longer_words_of_every_live_segment() {
     // Each segment's katakana words are read once and cached: a later commit's segment is read
     // too, and a deleted file's compound is found no more.
