@@ -175,6 +175,13 @@ struct Fields {
     meta: Field,
 }
 
+impl Fields {
+    /// The fields a query's words are looked for in: the text, then the heading path.
+    fn searched(&self) -> [Field; 2] {
+        [self.text, self.heading_path]
+    }
+}
+
 /// `text` in consecutive pieces of at most `max` bytes (a piece is longer only when one character
 /// is), cut after the last line break, else the last space or `。`, of the second half of a
 /// piece, else at a character boundary. The pieces concatenate to `text`.
@@ -492,7 +499,7 @@ impl LexicalIndex {
             return Err(Error::invalid_argument("query must not be empty."));
         }
         let mut plan = with_analyzer(|a| plan(query, a));
-        grow_infixes(searcher, [self.fields.text, self.fields.heading_path], &self.katakana, &mut plan)?;
+        grow_infixes(searcher, self.fields.searched(), &self.katakana, &mut plan)?;
         if plan.strict.is_empty() {
             return Err(Error::invalid_argument(
                 "The query has no searchable words (only punctuation or symbols); type at least one word, name or number.",
@@ -796,8 +803,7 @@ impl LexicalView<'_> {
             Some(plan) => plan,
             None => {
                 let mut fresh = with_analyzer(|a| plan(query, a));
-                let fields = [self.index.fields.text, self.index.fields.heading_path];
-                grow_infixes(&self.searcher, fields, &self.index.katakana, &mut fresh)?;
+                grow_infixes(&self.searcher, self.index.fields.searched(), &self.index.katakana, &mut fresh)?;
                 analyzed = fresh;
                 &analyzed
             }
@@ -1049,7 +1055,7 @@ fn clause_query(f: &Fields, c: &Clause, w: &RankWeights) -> Box<dyn Query> {
 /// by `scale`) of one clause, all `Should`.
 fn clause_leaves(f: &Fields, c: &Clause, w: &RankWeights, scale: f32) -> Vec<(Occur, Box<dyn Query>)> {
     let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    for (k, field) in [f.text, f.heading_path].into_iter().enumerate() {
+    for (k, field) in f.searched().into_iter().enumerate() {
         let start = subs.len();
         for phrase in &c.phrases {
             let terms: Vec<(usize, Term)> =
