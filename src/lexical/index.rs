@@ -487,6 +487,14 @@ impl LexicalIndex {
         }
     }
 
+    /// The plan of `query` in `searcher`'s snapshot: analyzed, and its unknown katakana words
+    /// grown into the longer words the snapshot holds (`infix.rs`).
+    fn plan(&self, searcher: &tantivy::Searcher, query: &str) -> Result<Plan> {
+        let mut plan = with_analyzer(|a| plan(query, a));
+        grow_infixes(searcher, self.fields.searched(), &self.katakana, &mut plan)?;
+        Ok(plan)
+    }
+
     fn ranked(
         &self,
         searcher: &tantivy::Searcher,
@@ -498,8 +506,7 @@ impl LexicalIndex {
         if query.trim().is_empty() {
             return Err(Error::invalid_argument("query must not be empty."));
         }
-        let mut plan = with_analyzer(|a| plan(query, a));
-        grow_infixes(searcher, self.fields.searched(), &self.katakana, &mut plan)?;
+        let plan = self.plan(searcher, query)?;
         if plan.strict.is_empty() {
             return Err(Error::invalid_argument(
                 "The query has no searchable words (only punctuation or symbols); type at least one word, name or number.",
@@ -802,9 +809,7 @@ impl LexicalView<'_> {
         let plan = match known.and_then(|r| r.plan.as_ref()) {
             Some(plan) => plan,
             None => {
-                let mut fresh = with_analyzer(|a| plan(query, a));
-                grow_infixes(&self.searcher, self.index.fields.searched(), &self.index.katakana, &mut fresh)?;
-                analyzed = fresh;
+                analyzed = self.index.plan(&self.searcher, query)?;
                 &analyzed
             }
         };

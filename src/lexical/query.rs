@@ -94,7 +94,7 @@ pub(crate) struct Clause {
     /// only inside longer words (`スニペット` in a text that writes `コードスニペット`).
     pub(crate) infix: bool,
     /// The indexed words that hold the term of an [`Clause::infix`] clause inside them, found
-    /// in the searched snapshot's term dictionaries (`grow_infixes` in `index.rs`), each with
+    /// in the searched snapshot's term dictionaries (`grow_infixes` in `infix.rs`), each with
     /// its boost in the text and in the heading path.
     pub(crate) within: Vec<(String, [f32; 2])>,
 }
