@@ -114,6 +114,7 @@ pub enum Msg {
     DocsPageCut,
     TagCountsCut,
     TagsPageCut,
+    CheckPageCut,
     TagsCursorBad,
     MaxBytesTooSmall,
     ColId,
@@ -593,6 +594,12 @@ pub const CATALOGUE: [Entry; Msg::UnknownArgument as usize + 1] = [
         "",
         "This page holds tags {first} to {last} of {total}; pass next_cursor as cursor for the next page.",
         "このページはタグ {total} 個中 {first}〜{last} 個目です。次のページは next_cursor を cursor に渡してください。",
+    ),
+    (
+        Msg::CheckPageCut,
+        "",
+        "This page holds issues {first} to {last} of {total}; pass next_cursor as cursor for the next page.",
+        "このページは問題 {total} 件中 {first}〜{last} 件目です。次のページは next_cursor を cursor に渡してください。",
     ),
     (
         Msg::TagsCursorBad,

@@ -129,7 +129,31 @@ pub fn chunk(doc: &Document, opts: &ChunkOptions) -> Vec<Chunk> {
         current.push(e);
     }
     close(&mut chunks, &mut current, &mut text);
+    if chunks.iter().all(|c| c.pointer.as_str() == "frontmatter") {
+        headings_only(doc, &mut chunks);
+    }
     chunks
+}
+
+/// A document whose body has no indexable text (a `# 見出しだけの文書` stub, a page of headings)
+/// is still found by its headings: one chunk of their titles, pointing at the first heading.
+/// (The original indexed no chunk for it, so it could not be found at all; `docs/tools.md`,
+/// "What is indexed".)
+fn headings_only(doc: &Document, chunks: &mut Vec<Chunk>) {
+    let headings: Vec<&Element> =
+        doc.elements.iter().filter(|e| e.kind == ElementKind::Heading && !e.text.trim().is_empty()).collect();
+    let (Some(first), Some(last)) = (headings.first(), headings.last()) else { return };
+    let text = headings.iter().map(|e| e.text.trim()).collect::<Vec<_>>().join("\n\n");
+    chunks.push(Chunk {
+        ordinal: chunks.len(),
+        pointer: first.pointer.clone(),
+        heading_path: first.heading_path.clone(),
+        text,
+        range: first.range.start..last.range.end,
+        start_line: first.start_line,
+        end_line: last.end_line,
+        element_count: headings.len(),
+    });
 }
 
 fn close(chunks: &mut Vec<Chunk>, current: &mut Vec<&Element>, text: &mut String) {

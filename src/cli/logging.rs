@@ -43,6 +43,15 @@ pub fn directives(rust_log: Option<&str>) -> String {
     let Some(given) = rust_log.map(str::trim).filter(|s| !s.is_empty()) else {
         return format!("{},tantivy=error", crate::mcp::DEFAULT_LOG_FILTER);
     };
+    // The cap only lowers: under a default of info or quieter (`RUST_LOG=warn`) the dependencies
+    // already inherit it, and `krate=info` would raise them.
+    let verbose = given.split(',').any(|d| {
+        let d = d.trim().to_ascii_lowercase();
+        !d.contains('=') && (d == "debug" || d == "trace")
+    });
+    if !verbose {
+        return given.to_owned();
+    }
     let named = |krate: &str| {
         given.split(',').any(|d| {
             let target = d.split(['=', '[']).next().unwrap_or("").trim();
@@ -78,13 +87,22 @@ mod tests {
     }
 
     #[test]
+    fn a_quiet_default_is_not_raised_by_the_cap() {
+        assert_eq!(directives(Some("warn")), "warn");
+        assert_eq!(
+            directives(Some("error,local_vector_search_mcp=debug")),
+            "error,local_vector_search_mcp=debug"
+        );
+    }
+
+    #[test]
     fn a_dependency_named_in_rust_log_is_not_capped() {
         let d = directives(Some("debug,rmcp=trace"));
         assert!(!d.contains("rmcp=info"), "{d}");
         assert!(d.contains(",reqwest=info"), "{d}");
-        let d = directives(Some("hyper::client=debug"));
+        let d = directives(Some("debug,hyper::client=debug"));
         assert!(!d.contains("hyper=info") && d.contains(",tantivy=info"), "{d}");
         // `rmcp_extra` is another crate, not `rmcp`.
-        assert!(directives(Some("rmcp_extra=trace")).contains(",rmcp=info"));
+        assert!(directives(Some("debug,rmcp_extra=trace")).contains(",rmcp=info"));
     }
 }

@@ -197,7 +197,8 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
         }
         Command::Check { base, catalog_config, ignore, json } => {
             let config = catalog_config.map(|c| root_relative(&engine, &c)).transpose()?;
-            let result = engine.check_ignoring(&crate::wire::CheckRequest { config, base }, &ignore)?;
+            let result = engine
+                .check_ignoring(&crate::wire::CheckRequest { config, base, ..Default::default() }, &ignore)?;
             if json {
                 print_json(&result)?;
             } else {

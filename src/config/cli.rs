@@ -84,6 +84,9 @@ pub struct GlobalArgs {
     /// Do not watch files, whatever the configuration says.
     #[arg(long, global = true, help_heading = GLOBAL, overrides_with = "watch_files")]
     pub no_watch_files: bool,
+    /// Index files that .gitignore, .ignore or git's excludes name (knowledgeBase.respectIgnoreFiles: false).
+    #[arg(long, global = true, help_heading = GLOBAL)]
+    pub no_ignore: bool,
     /// Legacy: reindex changed files, print the result as JSON and exit.
     #[arg(long, global = true, help_heading = "Maintenance (legacy)")]
     pub reindex: bool,
@@ -487,6 +490,7 @@ impl Cli {
                 (_, true) => Some(false),
                 _ => None,
             },
+            respect_ignore_files: g.no_ignore.then_some(false),
             embedding_endpoint: value("--embedding-endpoint", g.embedding_endpoint)?,
             embedding_model: value("--embedding-model", g.embedding_model)?,
             include: list("--include", g.include)?,

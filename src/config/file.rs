@@ -225,6 +225,10 @@ pub(crate) struct KnowledgeBaseFile {
     /// Reindex when files change outside the server.
     #[schemars(extend("default" = false))]
     pub watch_files: Option<bool>,
+    /// Leave out what the project's ignore files name: `.gitignore` (nested ones too), `.ignore`,
+    /// `.git/info/exclude`, git's global excludes. `include`/`exclude` apply on top.
+    #[schemars(extend("default" = true))]
+    pub respect_ignore_files: Option<bool>,
     /// Globs of indexed files (case-insensitive, `/`-separated, relative to the root).
     #[serde(default)]
     #[schemars(with = "Option<Vec<String>>", extend("default" = ["**/*.md"]))]
@@ -247,7 +251,7 @@ pub(crate) struct ToolsFile {
     pub disabled: Option<StringList>,
     /// The most bytes of text one tool answer carries before it is paged (a call may ask for
     /// more, or less, with its own `maxBytes`).
-    #[schemars(range(min = 1024), extend("default" = 65536))]
+    #[schemars(range(min = 1024), extend("default" = 32768))]
     pub max_answer_bytes: Option<u64>,
 }
 
@@ -543,6 +547,7 @@ const KNOWN_ROOT: Known = &[
             ("root", Node::Leaf),
             ("allowWrites", Node::Leaf),
             ("watchFiles", Node::Leaf),
+            ("respectIgnoreFiles", Node::Leaf),
             ("include", Node::Leaf),
             ("exclude", Node::Leaf),
         ]),

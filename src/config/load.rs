@@ -136,6 +136,7 @@ fn build(
             root,
             allow_writes: kb.allow_writes.unwrap_or(false),
             watch_files: cli.watch_files.or(kb.watch_files).unwrap_or(false),
+            respect_ignore_files: cli.respect_ignore_files.or(kb.respect_ignore_files).unwrap_or(true),
             include,
             exclude,
         },

@@ -80,6 +80,8 @@ pub struct CliOverrides {
     pub search_mode: Option<SearchMode>,
     /// `--watch-files` (`true`) / `--no-watch-files` (`false`): `knowledgeBase.watchFiles`.
     pub watch_files: Option<bool>,
+    /// `--no-ignore` (`false`): `knowledgeBase.respectIgnoreFiles`.
+    pub respect_ignore_files: Option<bool>,
     /// `--embedding-endpoint <url>`: `embedding.endpoint`.
     pub embedding_endpoint: Option<String>,
     /// `--embedding-model <model>`: `embedding.model`.
@@ -145,6 +147,7 @@ impl Config {
                 root: project_root.clone(),
                 allow_writes: false,
                 watch_files: false,
+                respect_ignore_files: true,
                 include: vec![DEFAULT_INCLUDE.to_owned()],
                 exclude: Vec::new(),
             },
@@ -509,6 +512,9 @@ pub struct KnowledgeBaseConfig {
     /// `knowledgeBase.watchFiles` / `--watch-files` / `--no-watch-files`: reindex on external
     /// changes (default `false`).
     pub watch_files: bool,
+    /// `knowledgeBase.respectIgnoreFiles` / `--no-ignore`: leave out what the project's ignore
+    /// files name (default `true`; `workspace/ignore_files.rs`).
+    pub respect_ignore_files: bool,
     /// `knowledgeBase.include` / `--include`…: globs of indexed files, at least one (default
     /// `**/*.md`).
     pub include: Vec<String>,
@@ -588,9 +594,10 @@ pub struct ToolsConfig {
     pub max_answer_bytes: usize,
 }
 
-/// The default of `tools.maxAnswerBytes`: 64 KiB, under the tool-output caps of the common MCP
-/// clients.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// The default of `tools.maxAnswerBytes`: 32 KiB, which Claude Code, Codex and Gemini CLI all
+/// hand their model whole, with margin (`docs/design/clients.md`, "Agent CLIs and the answer
+/// budget"; the smallest cut-off is Gemini CLI's 40,000 characters).
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 32 * 1024;
 
 /// The smallest accepted `tools.maxAnswerBytes` (and per-call `maxBytes`).
 pub const MIN_ANSWER_BYTES: usize = 1024;

@@ -1121,7 +1121,7 @@ fn index_auto_index_and_tools_max_answer_bytes_load_with_defaults_and_limits() {
     let dir = tempfile::tempdir().unwrap();
     let c = load_yaml(dir.path(), "{}\n", CliOverrides::default()).unwrap().config;
     assert!(c.index.auto_index);
-    assert_eq!(c.tools.max_answer_bytes, 65_536);
+    assert_eq!(c.tools.max_answer_bytes, 32_768);
     let c = load_yaml(
         dir.path(),
         "index:\n  autoIndex: false\ntools:\n  maxAnswerBytes: 200000\n",
@@ -1133,7 +1133,7 @@ fn index_auto_index_and_tools_max_answer_bytes_load_with_defaults_and_limits() {
     assert_eq!(c.tools.max_answer_bytes, 200_000);
     assert_eq!(
         yaml_error(dir.path(), "tools:\n  maxAnswerBytes: 10\n"),
-        "tools.maxAnswerBytes must be at least 1024; remove the key for the default of 65536."
+        "tools.maxAnswerBytes must be at least 1024; remove the key for the default of 32768."
     );
 }
 

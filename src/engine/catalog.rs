@@ -143,8 +143,27 @@ impl Engine {
     }
 
     /// `kb_check`.
+    /// One page of issues under the answer budget (`maxBytes`, else `tools.maxAnswerBytes`).
     pub fn check(&self, req: &CheckRequest) -> Result<CheckResponse> {
-        self.check_ignoring(req, &[])
+        let lang = self.find_catalog_settings(req.config.as_deref()).ok().flatten().map(|s| s.language);
+        let lang = lang.unwrap_or_default();
+        let budget = self.catalog_budget(req.max_bytes, lang)?;
+        let all = self.check_ignoring(req, &[])?;
+        let fp =
+            paging::fingerprint(&[req.config.as_deref().unwrap_or(""), req.base.as_deref().unwrap_or("")]);
+        let page = paging::page(all.issues, req.cursor.as_deref(), budget, "kb_check", &fp)?;
+        let cut = page.next_cursor.is_some() || page.first > 0;
+        let (first, last) = (page.first + 1, page.first + page.items.len());
+        Ok(CheckResponse {
+            notice: page
+                .next_cursor
+                .as_ref()
+                .map(|_| msg!(lang, CheckPageCut, first, last, total = page.total)),
+            truncated: page.truncated(),
+            total: cut.then_some(page.total as u64),
+            next_cursor: page.next_cursor,
+            issues: page.items,
+        })
     }
 
     /// `check --ignore KIND…`: `kb_check` with more kinds left out.
@@ -161,6 +180,7 @@ impl Engine {
                 .into_iter()
                 .map(|i| CheckIssue { file: i.file, at: i.at, kind: i.kind.to_owned(), message: i.message })
                 .collect(),
+            ..CheckResponse::default()
         })
     }
 }

@@ -25,7 +25,10 @@ impl Engine {
         if !self.config.knowledge_base.allow_writes {
             return Err(Error::new(ErrorCode::PermissionDenied, EXPORT_DISABLED));
         }
-        self.export_pdf_book(req)
+        let mut answer = self.export_pdf_book(req)?;
+        let budget = self.config.tools.max_answer_bytes;
+        super::paging::cap_warnings(&mut answer.warnings, budget, "the CLI `local-vector-search-mcp pdf`");
+        Ok(answer)
     }
 
     /// The `pdf` subcommand: the same export, run by a person on purpose, so not gated by

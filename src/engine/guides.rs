@@ -91,8 +91,10 @@ pub const GUIDE_PAGE_LIMIT: usize = 12_000;
 
 impl Engine {
     /// `kb_read_guide`.
+    /// Its messages (E35–E37) are in the catalog's `language` when a catalog is configured.
     pub fn read_guide(&self, req: &ReadGuideRequest) -> Result<TextBlocks> {
-        read_guides(GUIDES, &req.names)
+        let lang = self.find_catalog_settings(None).ok().flatten().map(|s| s.language).unwrap_or_default();
+        read_guides(GUIDES, &req.names, lang)
     }
 }
 
@@ -106,13 +108,11 @@ pub fn guide_list() -> String {
     out
 }
 
-/// The guides answer in English (the tool reads no catalog settings).
-const EN: Language = Language::En;
-
 /// Reads `names` from `registry`: one block `# {name}\n\n{body}` per distinct guide, in order.
-pub fn read_guides(registry: &[Guide], names: &[String]) -> Result<TextBlocks> {
+/// Refusals are in `lang` (the guides themselves are in English).
+pub fn read_guides(registry: &[Guide], names: &[String], lang: Language) -> Result<TextBlocks> {
     if names.is_empty() || names.iter().any(|n| n.trim().is_empty()) {
-        return Err(Error::invalid_argument(Msg::GuideNamesEmpty.text(EN)));
+        return Err(Error::invalid_argument(Msg::GuideNamesEmpty.text(lang)));
     }
     let mut found: Vec<&Guide> = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
@@ -124,10 +124,10 @@ pub fn read_guides(registry: &[Guide], names: &[String]) -> Result<TextBlocks> {
             None => {
                 let close = close_names(name, registry.iter().map(|g| g.name));
                 let entry = if close.is_empty() {
-                    msg!(EN, GuideNoClose, name)
+                    msg!(lang, GuideNoClose, name)
                 } else {
                     let close = close.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
-                    msg!(EN, GuideClose, name, close)
+                    msg!(lang, GuideClose, name, close)
                 };
                 if !unknown.contains(&entry) {
                     unknown.push(entry);
@@ -137,14 +137,14 @@ pub fn read_guides(registry: &[Guide], names: &[String]) -> Result<TextBlocks> {
     }
     if !unknown.is_empty() {
         return Err(Error::not_found(match unknown.as_slice() {
-            [entry] => msg!(EN, GuideUnknownOne, entry),
-            _ => msg!(EN, GuideUnknownMany, entries = unknown.join(", ")),
+            [entry] => msg!(lang, GuideUnknownOne, entry),
+            _ => msg!(lang, GuideUnknownMany, entries = unknown.join(", ")),
         }));
     }
     let sizes: Vec<(&str, usize)> = found.iter().map(|g| (g.name, g.body.chars().count())).collect();
     let total: usize = sizes.iter().map(|(_, n)| n).sum();
     if total > GUIDE_LIMIT {
-        let mut message = msg!(EN, GuidesTooLong, n = thousands(total));
+        let mut message = msg!(lang, GuidesTooLong, n = thousands(total));
         for (name, n) in sizes {
             message.push_str(&format!("\n{name}: {}", thousands(n)));
         }

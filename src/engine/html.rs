@@ -35,13 +35,27 @@ impl Engine {
     /// `kb_export_html`: needs `knowledgeBase.allowWrites`.
     pub fn export_html(&self, req: &ExportHtmlRequest) -> Result<ExportHtmlResponse> {
         self.html_writes_allowed("kb_export_html")?;
-        self.export_html_file(req)
+        let mut answer = self.export_html_file(req)?;
+        let budget = self.config.tools.max_answer_bytes;
+        super::paging::cap_warnings(
+            &mut answer.warnings,
+            budget,
+            "the CLI `local-vector-search-mcp export-html`",
+        );
+        Ok(answer)
     }
 
     /// `kb_build_site`: needs `knowledgeBase.allowWrites`.
     pub fn build_site(&self, req: &BuildSiteRequest) -> Result<BuildSiteResponse> {
         self.html_writes_allowed("kb_build_site")?;
-        self.build_html_site(req)
+        let mut answer = self.build_html_site(req)?;
+        let budget = self.config.tools.max_answer_bytes;
+        super::paging::cap_warnings(
+            &mut answer.warnings,
+            budget,
+            "the CLI `local-vector-search-mcp build-site`",
+        );
+        Ok(answer)
     }
 
     /// E19 (`docs/reference/catalog-spec.md` §2.4).

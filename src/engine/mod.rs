@@ -41,10 +41,10 @@ use crate::markdown::{
 use crate::table::Table;
 use crate::text::rfc3339_utc;
 use crate::wire::{
-    Compatibility, ListFilesRequest, ListFilesResponse, ListedFile, MarkdownSlice, OutlineNode,
-    OutlineRequest, OutlineResponse, ProjectStatus, ReadRequest, ReindexProgress, ReindexRequest,
-    ReindexResult, ReindexStartResponse, SliceElement, StatusResponse, TableColumn, TableProjection,
-    TableRow, VectorStatus,
+    Compatibility, IgnoredPath, IgnoredStatus, ListFilesRequest, ListFilesResponse, ListedFile,
+    MarkdownSlice, OutlineNode, OutlineRequest, OutlineResponse, ProjectStatus, ReadRequest, ReindexProgress,
+    ReindexRequest, ReindexResult, ReindexStartResponse, SliceElement, StatusResponse, TableColumn,
+    TableProjection, TableRow, VectorStatus,
 };
 use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
 
@@ -96,7 +96,8 @@ impl Engine {
     /// Opens a project from a loaded configuration. Cheap: no index is opened yet.
     pub fn open(loaded: Loaded) -> Result<Engine> {
         let Loaded { config, mut warnings } = loaded;
-        let workspace = Workspace::new(config.knowledge_base.root.clone(), internal_dir_name(&config))?;
+        let workspace = Workspace::new(config.knowledge_base.root.clone(), internal_dir_name(&config))?
+            .with_ignore_files(config.knowledge_base.respect_ignore_files);
         let filter = GlobFilter::with_names(
             &config.knowledge_base.include,
             &config.knowledge_base.exclude,
@@ -237,7 +238,9 @@ impl Engine {
         };
         // The projection repeats the table cell by cell; over the answer budget (a table of many
         // tiny cells can be several times its Markdown) it is left out, and the answer says so.
-        let budget = self.config.tools.max_answer_bytes.max(3 * limits.max_bytes);
+        // A caller who asked for a larger page (`maxBytes`) gets up to three times it.
+        let asked = if req.max_bytes.is_some() { 3 * limits.max_bytes } else { 0 };
+        let budget = self.config.tools.max_answer_bytes.max(asked);
         if slice.table.is_some() && serde_json::to_vec(&slice).map_or(0, |v| v.len()) > budget {
             slice.table = None;
             slice.notice = Some(format!(
@@ -511,6 +514,7 @@ impl Engine {
                 documents: snapshot.as_ref().map_or(0, |s| s.documents),
                 chunks: snapshot.as_ref().map_or(0, |s| s.chunks),
                 last_indexed_at_utc: snapshot.as_ref().map(|s| s.last_indexed_at_utc.clone()),
+                ignored: self.ignored_status(),
             },
             synchronization: self.service.synchronization(),
             indexing: self.service.indexing(),
@@ -519,7 +523,69 @@ impl Engine {
             compatibility: compat,
             warnings: self.warnings.clone(),
             vectors: enabled.then(|| self.vector_status(snapshot.as_ref())),
+            notice: None,
         }
+    }
+
+    /// `kb_status` over MCP: [`Engine::status`] with each list cut to a share of the answer
+    /// budget (`tools.maxAnswerBytes`); `notice` names what was cut and the totals. The CLI's
+    /// `status` prints the lists whole.
+    pub fn status_bounded(&self) -> StatusResponse {
+        let mut status = self.status();
+        // Four lists share what the fixed fields (about 2 KB) leave of the budget.
+        let room = self.config.tools.max_answer_bytes.saturating_sub(2048) / 4;
+        let mut cut = Vec::new();
+        let pending = &mut status.synchronization.paths;
+        if let Some(total) = paging::cap(pending, room) {
+            cut.push(format!("synchronization.paths shows {} of {total} pending files", pending.len()));
+        }
+        if let Some(failed) =
+            status.indexing.last.as_mut().and_then(|l| l.result.as_mut()).map(|r| &mut r.failed_files)
+            && let Some(total) = paging::cap(failed, room)
+        {
+            cut.push(format!("indexing.last.result.failedFiles shows {} of {total} files", failed.len()));
+        }
+        if let Some(total) = paging::cap(&mut status.warnings, room) {
+            cut.push(format!("warnings shows {} of {total}", status.warnings.len()));
+        }
+        if let Some(ignored) = status.project.ignored.as_mut()
+            && let Some(total) = paging::cap(&mut ignored.paths, room)
+        {
+            cut.push(format!("project.ignored.paths shows {} of {total}", ignored.paths.len()));
+        }
+        if !cut.is_empty() {
+            status.notice = Some(format!(
+                "Lists cut to keep this answer within {} bytes: {}. The CLI `local-vector-search-mcp status` prints them whole.",
+                self.config.tools.max_answer_bytes,
+                cut.join("; ")
+            ));
+        }
+        status
+    }
+
+    /// What ignore files keep out of the index: from this process's last scan, else from a scan
+    /// now. `None` when ignore files are not respected.
+    fn ignored_status(&self) -> Option<IgnoredStatus> {
+        let workspace = &self.core.workspace;
+        if !workspace.respects_ignore_files() {
+            return None;
+        }
+        let skipped = match workspace.last_skipped() {
+            Some(s) => s,
+            None => {
+                workspace.scan_markdown(&self.core.filter).ok()?;
+                workspace.last_skipped()?
+            }
+        };
+        Some(IgnoredStatus {
+            count: skipped.count,
+            paths: skipped
+                .named
+                .into_iter()
+                .map(|(path, by)| IgnoredPath { path, rule: format!("{} ({})", by.pattern, by.file) })
+                .collect(),
+            hint: "Ignored by the project's .gitignore, .ignore or git's excludes; set knowledgeBase.respectIgnoreFiles: false (CLI --no-ignore) to index them, or add a `!pattern` to the ignore file.".to_owned(),
+        })
     }
 
     fn vector_status(&self, snapshot: Option<&Snapshot>) -> VectorStatus {
@@ -625,6 +691,16 @@ fn unflatten(flat: Vec<FlatHeading>) -> Vec<OutlineNode> {
 }
 
 /// "The index is being built: indexing 1,234 of 6,339 files; try again in a few seconds …".
+/// The `warning` of a search answered while a reindex is still adding files: how much of the
+/// project the answer covers.
+fn partial_index_warning(indexed: u64, total: u64) -> String {
+    format!(
+        "The index is still being built: this answer covers {} of {} files; search again when kb_status shows the reindex finished.",
+        thousands(indexed),
+        thousands(total)
+    )
+}
+
 fn building_message(p: &ReindexProgress) -> String {
     let done = match p.total_files {
         Some(total) => format!("indexing {} of {} files", thousands(p.processed_files), thousands(total)),

@@ -108,6 +108,28 @@ pub(crate) fn fitting_room<T: Serialize>(items: &[T], room: usize) -> usize {
     items.len()
 }
 
+/// Cuts a list that has no pages of its own (an export's warnings, a status list) to the entries
+/// that take at most `room` bytes of JSON (at least one); returns how many there were when it cut.
+pub(crate) fn cap<T: Serialize>(list: &mut Vec<T>, room: usize) -> Option<usize> {
+    let keep = fitting_room(list, room);
+    (keep < list.len()).then(|| {
+        let total = list.len();
+        list.truncate(keep);
+        total
+    })
+}
+
+/// [`cap`] for a list of warnings: a last entry says how many were left out and where `all`
+/// of them are shown.
+pub(crate) fn cap_warnings(warnings: &mut Vec<String>, budget: usize, all: &str) {
+    if let Some(total) = cap(warnings, budget.saturating_sub(ENVELOPE_BYTES)) {
+        let more = total - warnings.len();
+        warnings.push(format!(
+            "… and {more} more warning(s), left out to keep this answer within {budget} bytes; {all} lists them all."
+        ));
+    }
+}
+
 fn parse_cursor(cursor: &str, kind: &str, fingerprint: &str, total: usize) -> Result<usize> {
     let mut parts = cursor.splitn(3, ':');
     let (k, index, fp) = (parts.next(), parts.next(), parts.next());

@@ -20,6 +20,17 @@ use crate::workspace::RelPath;
 const REPAIR_WAIT: Duration = Duration::from_secs(60);
 
 impl Engine {
+    /// Why a search finds no text to search: nothing indexed yet ("Index is empty", the
+    /// contract's sentence), or files indexed that hold no text at all.
+    fn no_chunks_message(&self) -> String {
+        match crate::indexer::Snapshot::read(&self.core.layout).map_or(0, |s| s.documents) {
+            0 => "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).".to_owned(),
+            n => format!(
+                "The index holds {n} file(s) but no searchable text: every one is empty. Add text to a file, or check knowledgeBase.include."
+            ),
+        }
+    }
+
     /// `kb_search`.
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse> {
         self.service.wait_repair(REPAIR_WAIT);
@@ -28,9 +39,7 @@ impl Engine {
         let plan = search::plan(req, config)?;
         let meta_filter = super::filters::meta_filter(req.filters.as_deref())?;
         let Some(snapshot) = snapshot else {
-            return Err(Error::index_not_ready(
-                "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).",
-            ));
+            return Err(Error::index_not_ready(self.no_chunks_message()));
         };
         let query = plan.query.as_str();
         // The lexical filter every candidate list is read through: the scope globs and the
@@ -42,6 +51,12 @@ impl Engine {
         });
         let filter = filter.as_ref().map(|f| f as &ScopeFilter<'_>);
         let mut warnings: Vec<String> = Vec::new();
+        // A reindex still running over a new project: the answer covers only what it committed.
+        if let Some(p) = self.service.indexing().current
+            && let Some(total) = p.total_files.filter(|t| snapshot.documents < *t)
+        {
+            warnings.push(super::partial_index_warning(snapshot.documents, total));
+        }
 
         let vector = match search::vector_step(&plan, self.config.embedding.provider, config)? {
             VectorStep::Skip => None,

@@ -575,7 +575,9 @@ impl Indexer {
     fn reindex_path(&mut self, batch: &mut Batch, path: &str) -> Result<()> {
         let entry = match RelPath::new(path) {
             Ok(rel) => match self.workspace.stat(&rel) {
-                Ok((len, modified)) if self.filter.matches(path) => {
+                Ok((len, modified))
+                    if self.filter.matches(path) && self.workspace.ignored(&rel).is_none() =>
+                {
                     Some(FileEntry { path: rel, len, modified })
                 }
                 Ok(_) => None,
@@ -934,7 +936,7 @@ impl Indexer {
         let (mut changed, mut written) = (0, 0);
         for path in paths {
             let stored = self.store.document(path.as_str())?;
-            let included = self.filter.matches(path.as_str());
+            let included = self.filter.matches(path.as_str()) && self.workspace.ignored(path).is_none();
             let entry = match self.workspace.stat(path) {
                 Ok((len, modified)) if included => Some(FileEntry { path: path.clone(), len, modified }),
                 Ok(_) => None,
@@ -1113,8 +1115,14 @@ struct Revision {
 }
 
 /// The fast path of "unchanged": the file has the stored record's size and mtime.
+///
+/// A record without chunks is never taken as unchanged: the chunker may now find text in it (a
+/// heading-only document, indexed without chunks before `chunk::headings_only`), and reading an
+/// empty file again costs nothing.
 fn unchanged(entry: &FileEntry, stored: Option<&DocumentRecord>) -> bool {
-    stored.is_some_and(|d| d.len == entry.len && d.mtime_ns == mtime_ns(entry.modified))
+    stored.is_some_and(|d| {
+        !d.chunk_ids.is_empty() && d.len == entry.len && d.mtime_ns == mtime_ns(entry.modified)
+    })
 }
 
 /// Reads, parses and chunks `entry` unless its stored record says it is unchanged (size +
@@ -1145,7 +1153,11 @@ fn prepare(
     // A file changed between this read and the commit must not be recorded with the new
     // hash and the old text (`docs/reliability.md`, "a file that changes while indexed").
     crate::failpoint("indexer.after-read");
-    if !all && let Some(old) = stored.filter(|d| d.source_hash == source.source_hash) {
+    // Same bytes and a record without chunks: written anew only if the chunker now finds some.
+    let nothing_new = |old: &DocumentRecord| {
+        !old.chunk_ids.is_empty() || chunk(&Document::parse(&source.text), options).is_empty()
+    };
+    if !all && let Some(old) = stored.filter(|d| d.source_hash == source.source_hash && nothing_new(d)) {
         // Same bytes, new metadata (e.g. `touch`): remember it for the fast path.
         let record = DocumentRecord { len: source.len, mtime_ns: mtime_ns(source.modified), ..old.clone() };
         return Ok(Prepared::Skipped(Some(record)));

@@ -105,6 +105,16 @@ fn relevant(root: &Path, internal: &str, filter: &GlobFilter, path: &Path) -> Op
     Some(rel)
 }
 
+/// Whether an event path is an ignore file of the tree (`.gitignore`, `.ignore`; see
+/// `workspace/ignore_files.rs`): a change to one can add or remove files anywhere below it.
+fn names_ignore_file(root: &Path, internal: &str, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(root) else { return false };
+    let mut parts = rel.iter().map(|c| c.to_string_lossy());
+    let inside = |c: &str| c.eq_ignore_ascii_case(internal) || c.eq_ignore_ascii_case(".git");
+    matches!(rel.file_name().and_then(|n| n.to_str()), Some(".gitignore" | ".ignore"))
+        && !parts.any(|c| inside(&c))
+}
+
 /// Whether the OS dropped events (inotify's queue overflowed, FSEvents asks for a rescan of a
 /// folder): notify then reports one event with the `Rescan` flag and no usable path, and only a
 /// full reconcile of the tree catches up.
@@ -136,6 +146,12 @@ pub fn watch(
                 tracing::info!(
                     "the OS dropped file events (its queue overflowed); reconciling the whole tree"
                 );
+                on_rescan();
+                return;
+            }
+            if event.paths.iter().any(|p| names_ignore_file(&events_root, &internal_dir, p)) {
+                // What is ignored changed: files may have come in or gone out anywhere below.
+                tracing::info!("an ignore file changed; reconciling the whole tree");
                 on_rescan();
                 return;
             }

@@ -32,6 +32,7 @@ use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use super::Server;
+use super::edge::{Refused, Transport};
 use crate::config::HttpServe;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -337,8 +338,9 @@ fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) -> Res
 }
 
 /// The refusal for a POST body rmcp would answer badly (`docs/design/http.md`, Edge cases): not
-/// JSON (400, -32700), a batch (400, -32600: one message per POST), or `initialize` sent as the
-/// 2026-07-28 revision, which has no such method (404, -32601, like its other removed methods).
+/// JSON (400, -32700), what `edge::refusal` answers (a batch or a message that is not JSON-RPC
+/// 2.0: 400, -32600; malformed params: 200, -32602), or `initialize` sent as the 2026-07-28
+/// revision, which has no such method (404, -32601, like its other removed methods).
 /// A body whose Content-Type is not JSON is left to rmcp (415).
 fn check_message(headers: &axum::http::HeaderMap, bytes: &[u8]) -> Option<Response> {
     let json = headers
@@ -360,17 +362,15 @@ fn check_message(headers: &axum::http::HeaderMap, bytes: &[u8]) -> Option<Respon
             ));
         }
     };
-    if message.is_array() {
-        tracing::debug!("refused a JSON-RPC batch");
-        return Some(jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
-            -32600,
-            "JSON-RPC batches are not supported; send each request in its own POST.",
-        ));
-    }
-    if let Some(refusal) = malformed_params(&message) {
-        return Some(refusal);
+    if let Some(refused) = super::edge::refusal(&message, Transport::Http) {
+        tracing::debug!("refused a POST body: {}", refused.message);
+        // A batch or a message that is not JSON-RPC 2.0 is a bad request; malformed params get
+        // 200, as every JSON-RPC error of the revisions with `initialize`.
+        let status = match refused.kind {
+            Refused::Batch | Refused::NotJsonRpc => StatusCode::BAD_REQUEST,
+            Refused::Params => StatusCode::OK,
+        };
+        return Some(jsonrpc_error(status, refused.id, refused.code, &refused.message));
     }
     let revision = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()).unwrap_or_default();
     if message["method"] == "initialize" && revision >= DISCOVER_REVISION {
@@ -385,25 +385,6 @@ fn check_message(headers: &axum::http::HeaderMap, bytes: &[u8]) -> Option<Respon
         ));
     }
     None
-}
-
-/// The answer to `initialize`, `ping` or `tools/list` whose `params` (or `params._meta`) is not
-/// an object: rmcp would answer a bare "Invalid request" or a message about `tools/call`; this
-/// one names the method and what it takes (200, as every JSON-RPC error of those revisions).
-fn malformed_params(message: &Value) -> Option<Response> {
-    let method = message.get("method").and_then(Value::as_str)?;
-    if !["initialize", "ping", "tools/list"].contains(&method) {
-        return None;
-    }
-    let params = message.get("params");
-    let bad = params.is_some_and(|p| !p.is_object() && !p.is_null())
-        || params.and_then(|p| p.get("_meta")).is_some_and(|m| !m.is_object() && !m.is_null());
-    if !bad {
-        return None;
-    }
-    tracing::debug!("refused malformed params of {method}");
-    let text = super::malformed_params(method).unwrap_or_default();
-    Some(jsonrpc_error(StatusCode::OK, message.get("id").cloned().unwrap_or(Value::Null), -32602, &text))
 }
 
 /// `Accept: */*` (or `application/*`, or no Accept at all) takes any answer, so it is read as

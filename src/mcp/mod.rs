@@ -19,8 +19,10 @@
 //!   runtime is shut down when the transport ends, and the engine joins its own threads when
 //!   dropped. A stdio server whose stdin closes exits with no thread left.
 
+mod edge;
 pub mod http;
 mod schema;
+mod stdio;
 mod tools;
 
 use std::sync::Arc;
@@ -149,11 +151,14 @@ pub fn serve(engine: Engine, http: Option<HttpServe>) -> Result<()> {
     let runtime = runtime()?;
     let outcome = runtime.block_on(async move {
         let server = start(engine);
+        let (transport, answers) = stdio::transport();
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| Error::internal(format!("MCP initialisation failed: {e}")))?;
         running.waiting().await.map_err(|e| Error::internal(format!("MCP server stopped: {e}")))?;
+        // rmcp has stopped: its last answers are still on their way to stdout.
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, answers).await;
         Ok(())
     });
     // The last server handles (in calls still running) go with the runtime: the background
@@ -289,6 +294,12 @@ impl ServerHandler for Server {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("local-vector-search-mcp", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions_for(&self.engine))
+    }
+
+    /// Every revision rmcp knows but 2025-03-26 (`edge::SUPPORTED_REVISIONS`): its servers must
+    /// accept JSON-RPC batches, which this server does not.
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [rmcp::model::ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(edge::SUPPORTED_REVISIONS)
     }
 
     async fn list_tools(

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use super::*;
 use crate::config::ToolsConfig;
 use crate::engine::{GUIDE_PAGE_LIMIT, GUIDES, Guide, read_guides};
+use crate::text::Language;
 
 /// `kb_xxx` tool names mentioned in `text`.
 fn tool_mentions(text: &str) -> BTreeSet<String> {
@@ -102,28 +103,33 @@ fn names(list: &[&str]) -> Vec<String> {
 #[test]
 fn guides_are_read_in_order_once_each() {
     let blocks =
-        read_guides(GUIDES, &names(&["tables", "pointers", "ＴＡＢＬＥＳ ", "Pointers"])).unwrap().blocks;
+        read_guides(GUIDES, &names(&["tables", "pointers", "ＴＡＢＬＥＳ ", "Pointers"]), Language::En)
+            .unwrap()
+            .blocks;
     assert_eq!(blocks.len(), 2);
     assert!(blocks[0].starts_with("# tables\n\nRead this "));
     assert!(blocks[1].starts_with("# pointers\n\n"));
-    let e = read_guides(GUIDES, &[]).unwrap_err();
+    let e = read_guides(GUIDES, &[], Language::En).unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert_eq!(
         e.message,
         "names must list at least one guide name; see the server instructions for the names."
     );
-    assert_eq!(read_guides(GUIDES, &names(&[" "])).unwrap_err().code, ErrorCode::InvalidArgument);
+    assert_eq!(
+        read_guides(GUIDES, &names(&[" "]), Language::En).unwrap_err().code,
+        ErrorCode::InvalidArgument
+    );
 }
 
 #[test]
 fn unknown_names_list_close_names_and_return_nothing() {
-    let e = read_guides(GUIDES, &names(&["pointers", "pointer"])).unwrap_err();
+    let e = read_guides(GUIDES, &names(&["pointers", "pointer"]), Language::En).unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
     assert_eq!(
         e.message,
         "Unknown guide name `pointer` (close: `pointers`) — use the names in the server instructions; no guide was returned."
     );
-    let e = read_guides(GUIDES, &names(&["catalog-indx", "zzzzzz"])).unwrap_err();
+    let e = read_guides(GUIDES, &names(&["catalog-indx", "zzzzzz"]), Language::En).unwrap_err();
     assert_eq!(
         e.message,
         "Unknown guide names `catalog-indx` (close: `catalog-index`, `catalog`), `zzzzzz` (no close names) — use the names in the server instructions; no guide was returned."
@@ -140,7 +146,7 @@ fn the_size_limit_counts_characters_of_the_bodies() {
     ];
     assert!(read_guides(&registry, &names(&["big"])).is_ok());
     assert!(read_guides(&registry, &names(&["mid"])).is_ok());
-    let e = read_guides(&registry, &names(&["big", "mid"])).unwrap_err();
+    let e = read_guides(&registry, &names(&["big", "mid"]), Language::En).unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert_eq!(
         e.message,
@@ -148,7 +154,7 @@ fn the_size_limit_counts_characters_of_the_bodies() {
     );
     // Unknown names are checked before the size.
     assert_eq!(
-        read_guides(&registry, &names(&["big", "mid", "nope"])).unwrap_err().code,
+        read_guides(&registry, &names(&["big", "mid", "nope"]), Language::En).unwrap_err().code,
         ErrorCode::NotFound
     );
 }
@@ -279,4 +285,16 @@ mod http_plan {
         assert_eq!(status(&[(header::HOST, "127.0.0.2")]), Some(StatusCode::UNAUTHORIZED));
         assert_eq!(status(&[(header::HOST, "127.0.0.2"), (header::AUTHORIZATION, "bearer s3cret")]), None);
     }
+}
+
+#[test]
+fn guide_refusals_speak_the_catalog_language() {
+    let e = read_guides(GUIDES, &[], Language::Ja).unwrap_err();
+    assert!(e.message.starts_with("names に使い方集の名前を 1 つ以上渡してください。"), "{}", e.message);
+    let e = read_guides(GUIDES, &names(&["pointer"]), Language::Ja).unwrap_err();
+    assert!(
+        e.message.starts_with("使い方集に `pointer`") && e.message.contains("近い名前: `pointers`"),
+        "{}",
+        e.message
+    );
 }

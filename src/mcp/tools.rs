@@ -490,7 +490,7 @@ mode hybrid falls back to lexical when embeddings are unavailable (see warning).
             hints: Hints::READ_ONLY,
             description: "Shows the index: documents and chunks, versions, embedding mode, whether the index is compatible with the \
 configuration, pending edits and the running or last reindex. Call with {}.",
-            handler: |cx, _| Ok(cx.engine.status()),
+            handler: |cx, _| Ok(cx.engine.status_bounded()),
         }
         .entry(),
         Tool::<UpdateIndexRequest, UpdateIndexResponse> {

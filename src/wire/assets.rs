@@ -84,7 +84,7 @@ pub struct ListImagesRequest {
     /// Images per page, 1..200 (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_size: Option<i64>,
-    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 65536; at least 1024).
+    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 32768; at least 1024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
 }

@@ -37,7 +37,7 @@ pub struct FindDocsRequest {
     /// Fields removed from the view (after include): path, aliases, related, referenced_by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude: Option<Vec<String>>,
-    /// Most bytes per answer (Markdown text or JSON; default `tools.maxAnswerBytes`, 65536; at least 1024).
+    /// Most bytes per answer (Markdown text or JSON; default `tools.maxAnswerBytes`, 32768; at least 1024).
     #[serde(default, alias = "maxBytes", skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Return only total, total_chars, tag_counts and warnings.
@@ -66,7 +66,7 @@ pub struct ListTagsRequest {
     /// The next_cursor of the previous page (same query and format).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-    /// Most bytes per answer (Markdown text or JSON; default `tools.maxAnswerBytes`, 65536; at least 1024).
+    /// Most bytes per answer (Markdown text or JSON; default `tools.maxAnswerBytes`, 32768; at least 1024).
     #[serde(default, alias = "maxBytes", skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
     /// Root-relative catalog configuration file to use instead of the server's.
@@ -121,13 +121,32 @@ pub struct CheckRequest {
     /// A git ref (branch, tag, commit): also report change_together partners that were not changed since its merge base with HEAD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
+    /// Most bytes of JSON per page of issues (default `tools.maxAnswerBytes`; at least 1024).
+    #[serde(default, alias = "maxBytes", skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<i64>,
+    /// The next_cursor of the previous page (same config and base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
 }
 
 /// Result of `kb_check`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 pub struct CheckResponse {
-    /// The problems found, in check order; empty when everything is consistent.
+    /// The problems found, in check order; empty when everything is consistent. One page of them
+    /// when `next_cursor` is set.
     pub issues: Vec<CheckIssue>,
+    /// Every problem found, on all pages (present when the answer is cut into pages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Pass as `cursor` for the next page of issues (absent on the last page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// True when more pages follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<bool>,
+    /// Says which issues this page holds, when there are more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// One problem found by `kb_check`.

@@ -42,7 +42,7 @@ pub struct LinksRequest {
     /// The nextCursor of the previous page, to continue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 65536; at least 1024).
+    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 32768; at least 1024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
 }

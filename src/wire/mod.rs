@@ -155,7 +155,7 @@ pub struct OutlineRequest {
     /// Only this heading (a pointer or anchor from an earlier answer) and its sub-headings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub under: Option<String>,
-    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 65536; at least 1024).
+    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 32768; at least 1024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
 }
@@ -209,7 +209,7 @@ pub struct ListFilesRequest {
     /// `nextCursor` of the previous page (same filters); omit for the first page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
-    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 65536; at least 1024).
+    /// Most bytes of JSON per page (default `tools.maxAnswerBytes`, 32768; at least 1024).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_bytes: Option<i64>,
 }
@@ -561,6 +561,33 @@ pub struct ProjectStatus {
     pub chunks: u64,
     /// When the index last changed (UTC).
     pub last_indexed_at_utc: Option<String>,
+    /// What the project's ignore files keep out of the index (absent when
+    /// `knowledgeBase.respectIgnoreFiles` is false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<IgnoredStatus>,
+}
+
+/// The folders and Markdown files that ignore files (`.gitignore`, `.ignore`, git's excludes)
+/// keep out of the index.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IgnoredStatus {
+    /// Ignored folders (each counted once, not what is inside) and Markdown files.
+    pub count: u64,
+    /// The first of them: folders end with `/`.
+    pub paths: Vec<IgnoredPath>,
+    /// How to index them anyway.
+    pub hint: String,
+}
+
+/// One ignored folder or file and the rule that ignores it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IgnoredPath {
+    /// Root-relative path; a folder ends with `/`.
+    pub path: String,
+    /// The pattern and the file it is in: `node_modules/ (.gitignore)`.
+    pub rule: String,
 }
 
 /// Whether the index matches the configuration.
@@ -615,6 +642,9 @@ pub struct StatusResponse {
     /// Vector index state (absent in lexical mode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vectors: Option<VectorStatus>,
+    /// Which lists were cut to keep the answer within `tools.maxAnswerBytes`, with their totals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// The vector index in `kb_status`.

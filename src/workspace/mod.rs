@@ -51,6 +51,7 @@ mod atomic;
 mod files;
 mod glob;
 mod guard;
+mod ignore_files;
 mod listing;
 mod lock;
 mod nfc;
@@ -71,6 +72,7 @@ pub use atomic::{TEMP_PREFIX, replace_file_atomic, write_file_atomic};
 pub use files::Staged;
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
 pub use guard::GuardWalk;
+pub use ignore_files::{IgnoredBy, SKIPPED_NAMED, Skipped};
 pub use lock::LockFile;
 pub use nfc::{form_sensitive, nfc};
 pub use path::{PathContext, RelPath, compare_paths};
@@ -100,6 +102,10 @@ pub struct Workspace {
     hashes: stamps::HashCache,
     /// Cached listings of the root (`workspace/listing.rs`).
     listings: listing::ListingCache,
+    /// Whether the Markdown source set leaves out what ignore files name (`workspace/ignore_files.rs`).
+    ignore_files: bool,
+    /// What the last [`Workspace::scan_markdown`] left out for ignore files.
+    skipped: Mutex<Option<Skipped>>,
 }
 
 /// The outcome of walking a path from the root.
@@ -139,7 +145,29 @@ impl Workspace {
             write_lock: Mutex::new(()),
             hashes: stamps::HashCache::default(),
             listings: listing::ListingCache::default(),
+            ignore_files: true,
+            skipped: Mutex::new(None),
         })
+    }
+
+    /// Whether the Markdown source set leaves out what ignore files name (`.gitignore`,
+    /// `.ignore`, git's excludes; `workspace/ignore_files.rs`). On unless
+    /// [`Workspace::with_ignore_files`] turned it off.
+    pub fn respects_ignore_files(&self) -> bool {
+        self.ignore_files
+    }
+
+    /// This workspace with ignore files respected or not (`knowledgeBase.respectIgnoreFiles`).
+    #[must_use]
+    pub fn with_ignore_files(mut self, on: bool) -> Workspace {
+        self.ignore_files = on;
+        self
+    }
+
+    /// What the last [`Workspace::scan_markdown`] left out for ignore files, if one ran in this
+    /// process with them respected.
+    pub fn last_skipped(&self) -> Option<Skipped> {
+        self.skipped.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 
     /// The canonical absolute root (for status output; keep it out of error messages).

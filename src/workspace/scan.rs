@@ -3,10 +3,12 @@
 
 use std::fs;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::atomic::TEMP_PREFIX;
 use super::glob::GlobFilter;
+use super::ignore_files::{Folder, IgnoredBy, Outer, Skipped};
 use super::path::{RelPath, compare_paths, component_problem, eq_ignore_case, has_md_extension};
 use super::{Workspace, is_link};
 use crate::error::{Error, ErrorCode, Result};
@@ -61,15 +63,54 @@ impl Workspace {
     /// Skips `.git` (any case, before descending), the internal index directory, links (never
     /// followed), in-flight temp files, and names the path guard would refuse. A directory that
     /// cannot be enumerated is `PERMISSION_DENIED`; there are no partial results.
+    ///
+    /// With ignore files respected ([`Workspace::respects_ignore_files`]), what they name is left
+    /// out too (`workspace/ignore_files.rs`) and recorded: [`Workspace::last_skipped`].
     pub fn scan_markdown(&self, filter: &GlobFilter) -> Result<Vec<FileEntry>> {
         let mut out = Vec::new();
-        self.walk(&|_| true, false, None, &mut |path, meta| {
+        let mut skipped = Skipped::default();
+        let ignore = self.ignore_files.then_some(&mut skipped);
+        self.walk_filtered(&|_| true, false, None, ignore, &mut |path, meta| {
             if has_md_extension(path.file_name()) && filter.matches(&path) {
                 out.push(FileEntry { path, len: meta.len(), modified: modified(meta) });
             }
         })?;
         out.sort_by(|a, b| compare_paths(a.path.as_str(), b.path.as_str()));
+        if self.ignore_files {
+            *self.skipped.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(skipped);
+        }
         Ok(out)
+    }
+
+    /// Whether ignore files name `path` (a file, or a folder with `is_dir`) or one of its
+    /// folders; always `None` when ignore files are not respected. For one path at a time (an
+    /// edit, a watcher event): reads the ignore files of the path's folders.
+    pub fn ignored(&self, path: &RelPath) -> Option<IgnoredBy> {
+        if !self.ignore_files {
+            return None;
+        }
+        let outer = Outer::load(&self.root);
+        let names = |dir: &std::path::Path| -> Vec<String> {
+            [".ignore", ".gitignore"]
+                .into_iter()
+                .filter(|n| dir.join(n).is_file())
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut folder = Folder::root(&self.root, &names(&self.root));
+        let mut abs = self.root.clone();
+        let parts: Vec<&str> = path.components().collect();
+        for (i, part) in parts.iter().enumerate() {
+            abs.push(part);
+            let is_dir = i + 1 < parts.len();
+            if let Some(by) = folder.ignored(&outer, &self.root, &abs, is_dir) {
+                return Some(by);
+            }
+            if is_dir {
+                folder = folder.child(&abs, &names(&abs));
+            }
+        }
+        None
     }
 
     /// `kb_list_files`: every file below the root, Markdown or not (the Markdown include/exclude
@@ -132,11 +173,26 @@ impl Workspace {
         &self,
         descend: &dyn Fn(&str) -> bool,
         temp: bool,
-        mut on_dir: Option<&mut dyn FnMut(&std::path::Path)>,
+        on_dir: Option<&mut dyn FnMut(&std::path::Path)>,
         visit: &mut dyn FnMut(RelPath, &fs::Metadata),
     ) -> Result<()> {
-        let mut stack: Vec<(String, PathBuf)> = vec![(String::new(), self.root.clone())];
-        while let Some((dir_rel, dir_abs)) = stack.pop() {
+        self.walk_filtered(descend, temp, on_dir, None, visit)
+    }
+
+    /// [`Workspace::walk`], leaving out what ignore files name when `ignore` is given, and
+    /// recording there the folders and Markdown files left out.
+    fn walk_filtered(
+        &self,
+        descend: &dyn Fn(&str) -> bool,
+        temp: bool,
+        mut on_dir: Option<&mut dyn FnMut(&std::path::Path)>,
+        mut ignore: Option<&mut Skipped>,
+        visit: &mut dyn FnMut(RelPath, &fs::Metadata),
+    ) -> Result<()> {
+        let outer = ignore.is_some().then(|| Outer::load(&self.root));
+        let mut stack: Vec<(String, PathBuf, Option<Arc<Folder>>)> =
+            vec![(String::new(), self.root.clone(), None)];
+        while let Some((dir_rel, dir_abs, parent_rules)) = stack.pop() {
             if let Some(on_dir) = on_dir.as_mut() {
                 on_dir(&dir_abs);
             }
@@ -158,8 +214,18 @@ impl Workspace {
                 }
                 Err(e) => return Err(enumeration_error(&dir_rel, &e)),
             };
+            let entries =
+                entries.collect::<std::io::Result<Vec<_>>>().map_err(|e| enumeration_error(&dir_rel, &e))?;
+            // This folder's ignore rules (its own files on top of its parent's).
+            let rules = outer.as_ref().map(|_| {
+                let names: Vec<String> =
+                    entries.iter().filter_map(|e| e.file_name().into_string().ok()).collect();
+                match &parent_rules {
+                    Some(parent) => parent.child(&dir_abs, &names),
+                    None => Folder::root(&dir_abs, &names),
+                }
+            });
             for entry in entries {
-                let entry = entry.map_err(|e| enumeration_error(&dir_rel, &e))?;
                 let Ok(name) = entry.file_name().into_string() else {
                     continue; // Not UTF-8: cannot be a `RelPath`.
                 };
@@ -176,9 +242,19 @@ impl Workspace {
                     continue;
                 }
                 let rel = if dir_rel.is_empty() { name } else { format!("{dir_rel}/{name}") };
+                if let (Some(rules), Some(outer), Some(skipped)) = (&rules, &outer, ignore.as_deref_mut()) {
+                    let is_dir = meta.is_dir();
+                    // Only folders and Markdown files are worth naming; other files are never indexed.
+                    if (is_dir || has_md_extension(&rel))
+                        && let Some(by) = rules.ignored(outer, &self.root, &entry.path(), is_dir)
+                    {
+                        skipped.note(&rel, is_dir, by);
+                        continue;
+                    }
+                }
                 if meta.is_dir() {
                     if descend(&rel) {
-                        stack.push((rel, entry.path()));
+                        stack.push((rel, entry.path(), rules.clone()));
                     }
                 } else if meta.is_file() && is_temp == temp {
                     visit(RelPath::from_validated(rel), &meta);

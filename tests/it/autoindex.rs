@@ -310,3 +310,54 @@ fn a_server_logs_its_resolved_project_root_once() {
     assert_eq!(lines.len(), 1, "{log}");
     assert!(lines[0].contains(&project.root().display().to_string()), "{log}");
 }
+
+/// A first index of a large project (2,500 files, each held 2 ms by a failpoint, so it runs for
+/// seconds after its first commit of 1,000): a search answered meanwhile says in `warning` how
+/// many files it covers of how many (issue #44 item 3); once the build is done, no warning.
+#[test]
+fn a_search_during_a_first_index_says_how_much_of_the_project_it_covers() {
+    let project = Project::empty();
+    for i in 0..2500 {
+        project.write(&format!("d{}/f{i}.md", i % 25), &format!("# 文書{i}\n\n共通の本文と番号{i}です。\n"));
+    }
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let log = log.path().to_path_buf();
+    let mut rpc =
+        server(project.root(), &log, &[], &[("LVS_FAILPOINTS", "indexer.reindex.file-done=sleep(2)")]);
+    let mut partial = None;
+    for _ in 0..200 {
+        let frame = rpc.call_raw("kb_search", json!({"request": {"query": "共通", "mode": "lexical"}}));
+        let result = &frame["result"];
+        if result["isError"] == true {
+            let text = frame.to_string();
+            assert!(text.contains("INDEX_NOT_READY"), "{text}");
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        let warning = result["structuredContent"]["warning"].as_str().unwrap_or_default().to_owned();
+        // The text block (what Claude Code shows its model) carries the same warning.
+        assert!(result["content"][0]["text"].as_str().unwrap().contains(&warning), "{frame}");
+        partial = Some(warning);
+        break;
+    }
+    let warning = partial.expect("no search answered during the build");
+    let covered = warning
+        .strip_prefix("The index is still being built: this answer covers ")
+        .and_then(|rest| rest.split_once(" of 2,500 files"))
+        .and_then(|(n, _)| n.replace(',', "").parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("no 'covers N of 2,500 files' warning: {warning:?}"));
+    assert!((1..2500).contains(&covered), "{warning}");
+    // kb_status shows the progress of the same build.
+    let status = rpc.call("kb_status", json!({}));
+    if status["indexing"]["isRunning"] == true {
+        assert_eq!(status["indexing"]["current"]["totalFiles"], 2500, "{status}");
+    }
+    // Done: the same search has no warning.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while rpc.call("kb_status", json!({}))["indexing"]["isRunning"] == true {
+        assert!(std::time::Instant::now() < deadline, "the build did not finish");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let done = rpc.call("kb_search", json!({"request": {"query": "共通", "mode": "lexical"}}));
+    assert!(done.get("warning").is_none_or(Value::is_null), "{done}");
+}

@@ -11,7 +11,7 @@ use crate::rpc::Rpc;
 use crate::support::Project;
 
 /// The default budget of one answer (`tools.maxAnswerBytes`).
-const BUDGET: usize = 65_536;
+const BUDGET: usize = 32_768;
 
 const CONFIG: &str = "knowledgeBase:\n  root: .\nindex:\n  autoIndex: false\ncatalog:\n  index: docs/index.yaml\n  language: ja\n";
 

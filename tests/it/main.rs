@@ -14,6 +14,7 @@ mod format;
 mod fullfs;
 mod hostile;
 mod html;
+mod ignored;
 #[path = "../common/images.rs"]
 mod images;
 mod kills;

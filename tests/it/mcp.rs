@@ -4,6 +4,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 
+use serde_json::json;
+
 use crate::support::{Project, bin};
 
 #[test]
@@ -187,4 +189,60 @@ fn a_first_reindex_prints_no_warning() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("WARN"), "a first reindex warned:\n{stderr}");
+}
+
+/// Protocol edges over stdio (issue #44 item 5): a malformed `initialize` as the very first
+/// message gets the fixed sentence (not rmcp's words about `_meta` fields) with its id, and the
+/// server still takes a good `initialize`; a message that is not JSON-RPC 2.0 gets -32600 with
+/// its id (the client would otherwise wait for an answer until it times out); a batch gets
+/// -32600; 2025-03-26, whose servers must take batches, is not negotiated.
+#[test]
+fn stdio_protocol_edges_answer_with_the_id_and_the_fixed_text() {
+    let project = Project::from_fixture("ja");
+    let mut child = bin()
+        .arg("--project-root")
+        .arg(project.root())
+        .args(["--embedding-provider", "none"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut exchange = |line: &str| -> serde_json::Value {
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let mut answer = String::new();
+        assert!(stdout.read_line(&mut answer).unwrap() > 0, "no answer to {line}");
+        serde_json::from_str(&answer).unwrap()
+    };
+    let bad_init =
+        exchange(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5}}"#);
+    assert_eq!(
+        (bad_init["id"].clone(), bad_init["error"]["code"].clone()),
+        (json!(1), json!(-32602)),
+        "{bad_init}"
+    );
+    let message = bad_init["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("The params of 'initialize' are malformed; initialize takes"), "{message}");
+    assert!(!message.contains("_meta"), "{message}");
+    let old = exchange(r#"{"jsonrpc":"1.0","id":"abc","method":"tools/list"}"#);
+    assert_eq!((old["id"].clone(), old["error"]["code"].clone()), (json!("abc"), json!(-32600)), "{old}");
+    let batch = exchange(r#"[{"jsonrpc":"2.0","id":3,"method":"ping"}]"#);
+    assert_eq!(batch["error"]["code"], -32600, "{batch}");
+    assert!(batch["error"]["message"].as_str().unwrap().contains("on its own line"), "{batch}");
+    let init = exchange(
+        r#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
+    assert_eq!(init["id"], 4, "{init}");
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "2025-03-26 is not negotiated: {init}");
+    // The notification has no answer: the next line is the answer to tools/list.
+    let tools = exchange(
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/list\"}",
+    );
+    assert!(tools["result"]["tools"].as_array().is_some_and(|t| t.len() > 5), "{tools}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

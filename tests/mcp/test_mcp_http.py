@@ -309,6 +309,15 @@ def test_http_edge_cases_get_json_rpc_answers():
         batch = json.dumps([json.loads(INIT), {"jsonrpc": "2.0", "id": 2, "method": "ping"}]).encode()
         message = jsonrpc_error(*raw(srv, body=batch), 400, -32600)
         assert "batch" in message and "own POST" in message, message
+        # JSON that is not a JSON-RPC 2.0 message: 400 and -32600 with its id (rmcp said 415).
+        for body, want_id in (({"jsonrpc": "1.0", "id": 5, "method": "tools/list"}, 5),
+                              ({"id": 6, "method": "ping"}, 6), (42, None)):
+            status, hdrs, payload = raw(srv, body=json.dumps(body).encode())
+            message = jsonrpc_error(status, hdrs, payload, 400, -32600)
+            assert payload["id"] == want_id and "Invalid Request" in message, payload
+        # 2025-03-26 (the only revision with batches) is not negotiated: a newer one is offered.
+        status, _, payload = raw(srv, body=INIT.replace(b'"2025-11-25"', b'"2025-03-26"'))
+        assert status == 200 and payload["result"]["protocolVersion"] == "2025-11-25", payload
         # Accept: */* (curl's default) and no Accept at all take JSON answers.
         for accept in ({"Accept": "*/*"}, {"Accept": "application/*"}):
             status, hdrs, payload = raw(srv, body=INIT, headers=accept)
