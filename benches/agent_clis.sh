@@ -15,6 +15,7 @@
 #        LVS_NPM_CACHE   where the CLIs are installed from npm when missing (default
 #                        ~/.cache/lvs-npm: claude-code/, codex/, gemini/) — the only network use
 #        LVS_AGENT_SIZES maxBytes values (default 24576,32768,40960,49152,65536)
+#        LVS_AGENT_LANGS which pages: ja (Japanese), en (ASCII) (default ja,en)
 #        LVS_AGENT_TIMEOUT seconds per CLI run (default 120)
 #        LVS_AGENT_KEEP  a directory to keep every run's files in (requests, logs, HOMEs)
 # Needs python3 with the MCP SDK (`mcp`, as .ci/setup installs) and, to install the CLIs, npm.
@@ -49,4 +50,4 @@ claude= codex= gemini=
 exec python3 "$repo/benches/agent_clis/run.py" --bin "$bin" \
   --claude "$claude" --codex "$codex" --gemini "$gemini" \
   --sizes "${LVS_AGENT_SIZES:-24576,32768,40960,49152,65536}" \
-  --timeout "${LVS_AGENT_TIMEOUT:-120}" ${LVS_AGENT_KEEP:+--keep "$LVS_AGENT_KEEP"}
+  --langs "${LVS_AGENT_LANGS:-ja,en}" --timeout "${LVS_AGENT_TIMEOUT:-120}" ${LVS_AGENT_KEEP:+--keep "$LVS_AGENT_KEEP"}

@@ -112,7 +112,6 @@ def clean_env(extra):
     """A minimal environment: nothing of the caller's model keys, proxies or settings leaks in."""
     env = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "TMPDIR") if k in os.environ}
     env.setdefault("LANG", "C.UTF-8")
-    env["RUST_LOG"] = "warn"
     env.update(extra)
     return env
 
@@ -234,7 +233,8 @@ def verdict(sent, parts):
     """(verdict, received text) for what the server sent and the text parts the model received.
 
     intact: the received text is the sent JSON, or holds it whole after a header the CLI adds
-    (Codex writes `Wall time: …` / `Output:` before a result) — either way the JSON parses and
+    (Codex writes `Wall time: …` / `Output:` before a result, Claude Code appends a
+    `<system-reminder>`, Gemini CLI wraps it in `<untrusted_context>`) — either way the JSON parses and
     equals what was sent; "as structuredContent" when the CLI passed our structured result
     instead of the text. Otherwise the answer was cut (part of the JSON is missing) or replaced
     by a preview (a small part and, usually, the path of a file holding the rest)."""
@@ -246,7 +246,7 @@ def verdict(sent, parts):
         return "intact", got
     at = got.find(text)
     if at >= 0:
-        return f"intact, after a {at}-char header", got
+        return f"intact (+{len(got) - len(text)} chars the CLI adds around it)", got
     start = got.find("{")
     try:
         value, _ = json.JSONDecoder().raw_decode(got[start:]) if start >= 0 else (None, 0)
@@ -258,6 +258,12 @@ def verdict(sent, parts):
         return "replaced by a preview", got
     return "cut", got
 
+
+WRAPPING = {
+    "claude": "a `<system-reminder>` after it",
+    "codex": "`Wall time: … seconds` / `Output:` before it",
+    "gemini": "`<untrusted_context>` tags around it",
+}
 
 MARKERS = [
     r"<persisted-output>\s*[^\n]*",  # Claude Code: a preview and the file that holds the rest
@@ -273,7 +279,8 @@ def marker(got):
     for pattern in MARKERS:
         m = re.search(pattern, got)
         if m:
-            return " ".join(m.group(0).split())[:200]
+            # The file's path is a private temporary one: say only that there is one.
+            return re.sub(r"(saved to:|see:) \S+", r"\1 <file>", " ".join(m.group(0).split()))
     return got.strip().splitlines()[0][:160]
 
 
@@ -359,16 +366,27 @@ def main():
         print(f"Server: `{TOOL}` of docs/{FILES['ja']} (Japanese) and docs/{FILES['en']} (ASCII); "
               + "; ".join(f"{NAMES[c]} {v}" for c, v in versions.items()))
         print()
-        print("| CLI | page | maxBytes | sent bytes | sent chars | received bytes | received chars | arrived |")
-        print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
-        for cli, lang, size, text, got, v in rows:
-            print(f"| {NAMES[cli]} | {lang} | {fmt(size) if size else 'default'} | {fmt(len(text.encode()))} | "
-                  f"{fmt(len(text))} | {fmt(len(got.encode()))} | {fmt(len(got))} | {v} |")
+        # One row per page and maxBytes, one column per CLI: what arrived, and its size.
+        ran = [c for c in CLIS if c in versions]
+        print("| page | maxBytes | sent bytes | sent chars | " + " | ".join(NAMES[c] for c in ran) + " |")
+        print("| --- | ---: | ---: | ---: | " + " | ".join("---" for _ in ran) + " |")
+        cells = {(cli, lang, size): (got, v) for cli, lang, size, _, got, v in rows}
+        for lang, size in cases:
+            text = sent[(lang, size)]["text"]
+            line = [lang, fmt(size) if size else "default", fmt(len(text.encode())), fmt(len(text))]
+            for cli in ran:
+                got, v = cells[(cli, lang, size)]
+                word = "intact" if v.startswith("intact") else f"**{v}**"
+                line.append(f"{word}: {fmt(len(got.encode()))} B / {fmt(len(got))} ch")
+            print("| " + " | ".join(line) + " |")
+        print()
+        print("B / ch: bytes and characters of the tool result in the model request (an intact answer "
+              "plus what the CLI adds around it: " + "; ".join(
+                  f"{NAMES[c]} {w}" for c, w in WRAPPING.items() if c in ran) + ").")
         if notes:
             print()
-            print("How each CLI marks a cut or replaced answer (paths shortened):")
+            print("How each CLI marks a cut or replaced answer:")
             for cli, line in notes.items():
-                line = line.replace(str(work), "$WORK")
                 print(f"- {NAMES[cli]}: `{line}`")
     finally:
         if not a.keep:
