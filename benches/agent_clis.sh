@@ -40,7 +40,7 @@ install() {
   echo "$dir/node_modules/.bin/$3"
 }
 
-claude= codex= gemini=
+claude='' codex='' gemini=''
 # Claude Code 2.1.332 is the version issue #44 reports on (.ci/setup pins 2.1.197 for `claude
 # plugin validate`; its cut-offs are measured here with the newer one).
 [[ $wanted == *,claude,* ]] && claude=${CLAUDE_CLI:-$(install claude-code @anthropic-ai/claude-code@2.1.332 claude)}

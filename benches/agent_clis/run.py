@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,7 +117,7 @@ def clean_env(extra):
     return env
 
 
-def run_claude(exe, run_dir, project, argv, port, timeout):
+def run_claude(exe, run_dir, argv, port):
     home = run_dir / "home"
     home.mkdir()
     cfg = run_dir / "mcp.json"
@@ -134,7 +135,7 @@ def run_claude(exe, run_dir, project, argv, port, timeout):
     return cmd, env
 
 
-def run_codex(exe, run_dir, project, argv, port, timeout):
+def run_codex(exe, run_dir, argv, port):
     home = run_dir / "home"
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True)
@@ -161,12 +162,12 @@ def run_codex(exe, run_dir, project, argv, port, timeout):
         "",
     ])
     (codex_home / "config.toml").write_text(toml)
-    cmd = [exe, "exec", "--skip-git-repo-check", "--json", "-C", str(project), f"Call the {TOOL} tool once."]
+    cmd = [exe, "exec", "--skip-git-repo-check", "--json", f"Call the {TOOL} tool once."]
     env = clean_env({"HOME": str(home), "CODEX_HOME": str(codex_home), "FAKE_MODEL_KEY": "offline"})
     return cmd, env
 
 
-def run_gemini(exe, run_dir, project, argv, port, timeout):
+def run_gemini(exe, run_dir, argv, port):
     home = run_dir / "home"
     (home / ".gemini").mkdir(parents=True)
     settings = {
@@ -274,8 +275,6 @@ MARKERS = [
 
 def marker(got):
     """The CLI's own words where it cut or replaced an answer (else the first line)."""
-    import re
-
     for pattern in MARKERS:
         m = re.search(pattern, got)
         if m:
@@ -337,7 +336,7 @@ def main():
                 model = FakeModel(TOOL, tool_args(lang, size), str(record), lifetime=a.timeout + 30,
                                   dump=str(run_dir / "model-request") if a.keep else None).start()
                 argv = server_args(a.bin, project, run_dir / "index")
-                cmd, env = make(exe, run_dir, project, argv, model.port, a.timeout)
+                cmd, env = make(exe, run_dir, argv, model.port)
                 t0 = time.monotonic()
                 try:
                     p = subprocess.run(cmd, cwd=project, env=env, capture_output=True, timeout=a.timeout,
