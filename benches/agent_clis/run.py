@@ -5,8 +5,8 @@ stdio, calls `kb_outline` once, and the fake model records the request that carr
 
 For every CLI, file (Japanese, ASCII) and `maxBytes` (and the server's default page), the table
 gives the answer our server sent (bytes, characters; measured with the Python MCP SDK on the same
-project) and what the model received, and whether it arrived intact (the received text parses as
-JSON equal to what was sent) or was cut or replaced.
+project) and what the model received, and whether it arrived intact (the sent JSON is in the request
+whole, or the CLI's JSON of our structured result equals it) or was cut or replaced.
 
 Usage: run.py --bin SERVER [--claude CLAUDE] [--codex CODEX] [--gemini GEMINI]
               [--sizes 24576,32768,...] [--timeout 120] [--keep DIR]
@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -338,16 +339,18 @@ def main():
                 argv = server_args(a.bin, project, run_dir / "index")
                 cmd, env = make(exe, run_dir, argv, model.port)
                 t0 = time.monotonic()
+                # Its own process group, so that a timeout also ends the MCP server it started.
+                p = subprocess.Popen(cmd, cwd=project, env=env, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
                 try:
-                    p = subprocess.run(cmd, cwd=project, env=env, capture_output=True, timeout=a.timeout,
-                                       stdin=subprocess.DEVNULL)
+                    out, err = p.communicate(timeout=a.timeout)
                     rc = p.returncode
-                    (run_dir / "stdout.txt").write_bytes(p.stdout)
-                    (run_dir / "stderr.txt").write_bytes(p.stderr)
-                except subprocess.TimeoutExpired as e:
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    out, err = p.communicate()
                     rc = "timeout"
-                    (run_dir / "stdout.txt").write_bytes(e.stdout or b"")
-                    (run_dir / "stderr.txt").write_bytes(e.stderr or b"")
+                (run_dir / "stdout.txt").write_bytes(out)
+                (run_dir / "stderr.txt").write_bytes(err)
                 model.stop()
                 log(f"{tag}: exit {rc} in {time.monotonic() - t0:.1f} s; model requests: {model.log}")
                 s = sent[(lang, size)]
