@@ -157,7 +157,7 @@ const PREPARE_WINDOW: usize = 64;
 
 /// The writer of a reindex (or of a batch of at least [`BULK_FILES`] files): both cores'
 /// indexing threads and 200 MB between them. Edits get [`WriterSize::Edit`]: one thread and
-/// tantivy's minimum memory, which commits one file's chunks fastest (`lexical/index.rs`).
+/// tantivy's minimum memory, which commits one file's chunks fastest (`lexical/writer.rs`).
 const BULK_WRITER: WriterSize = WriterSize::Bulk(200_000_000);
 
 /// Files to index from which a reindex, a repair or a batch of edits uses [`BULK_WRITER`].
