@@ -157,7 +157,7 @@ const PREPARE_WINDOW: usize = 64;
 
 /// The writer of a reindex (or of a batch of at least [`BULK_FILES`] files): both cores'
 /// indexing threads and 200 MB between them. Edits get [`WriterSize::Edit`]: one thread and
-/// tantivy's minimum memory, which commits one file's chunks fastest (`lexical/index.rs`).
+/// tantivy's minimum memory, which commits one file's chunks fastest (`lexical/writer.rs`).
 const BULK_WRITER: WriterSize = WriterSize::Bulk(200_000_000);
 
 /// Files to index from which a reindex, a repair or a batch of edits uses [`BULK_WRITER`].
@@ -692,7 +692,12 @@ impl Indexer {
         Ok(compatibility(&self.store.manifest()?, &lexical_manifest(&self.options)))
     }
 
-    /// Full or incremental reindex (`docs/reference/original-server.md` §6.1).
+    /// Full or incremental reindex (`docs/reference/original-server.md` §6.1), in phases: the
+    /// manifest decides whether the run starts over ([`Indexer::open_run`]); the scan finds the
+    /// files whose size or time changed; the records of files gone are dropped
+    /// ([`Indexer::drop_vanished`]); the changed files are read, chunked and indexed
+    /// ([`Indexer::apply_stale`]); the last batch is committed and the run tidied up
+    /// ([`Indexer::finish_run`]).
     pub fn reindex(
         &mut self,
         opts: ReindexOptions,
@@ -705,7 +710,56 @@ impl Indexer {
         }
         progress(&state);
         let t0 = std::time::Instant::now();
-        // Durable commits from here: first sync what relaxed edit commits left unsynced.
+        let (mut run, mut batch) = self.open_run(&opts, state, progress)?;
+        let t1 = std::time::Instant::now();
+        let files = self.workspace.scan_markdown(&self.filter)?;
+        let t2 = std::time::Instant::now();
+        // Only files whose size or mtime differ from the stored record are read (and go through
+        // the workers of `apply_stale`); the rest are counted as skipped at once.
+        let stale: Vec<&FileEntry> =
+            files.iter().filter(|f| run.all || !unchanged(f, run.documents.get(f.path.as_str()))).collect();
+        self.size_writer_for(stale.len())?;
+        if run.clear_lexical {
+            self.writer.delete_all()?;
+        }
+        let unchanged_files = (files.len() - stale.len()) as u64;
+        run.result.scanned_files = files.len() as u64;
+        run.result.skipped_files = unchanged_files;
+        run.state.total = Some(files.len() as u64);
+        run.state.processed = unchanged_files;
+        progress(&run.state);
+        self.drop_vanished(&mut run, &mut batch, &files)?;
+        let batch = self.apply_stale(&mut run, batch, &stale, progress)?;
+        let t3 = std::time::Instant::now();
+        if run.unsaved {
+            self.commit(batch)?;
+        } else {
+            // Aborts the empty write transaction (the compaction below needs none open).
+            drop(batch);
+        }
+        tracing::debug!(
+            target: "lvs::timing",
+            "reindex {} files ({} stale): store read {:?} scan {:?} apply {:?} commit {:?}",
+            files.len(),
+            stale.len(),
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+            t3.elapsed()
+        );
+        self.finish_run(run, progress)
+    }
+
+    /// A run's start: durable commits from here (what relaxed edit commits left unsynced is
+    /// synced first), and the stored manifest compared with the current settings. An empty
+    /// store gets the manifest; an incompatible one fails without `force`, and with it the run
+    /// starts over (the store reset, every record forgotten, the lexical index to be cleared).
+    fn open_run(
+        &mut self,
+        opts: &ReindexOptions,
+        mut state: Progress,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<(Run, Batch)> {
         self.writer.checkpoint()?;
         let manifest = lexical_manifest(&self.options);
         let stored_manifest = self.store.manifest()?;
@@ -728,43 +782,49 @@ impl Indexer {
                 documents.clear();
             }
         }
-        let t1 = std::time::Instant::now();
-        let files = self.workspace.scan_markdown(&self.filter)?;
-        let t2 = std::time::Instant::now();
-        // Only files whose size or mtime differ from the stored record are read (and go through
-        // the workers below); the rest are counted as skipped at once.
-        let stale: Vec<&FileEntry> =
-            files.iter().filter(|f| opts.all || !unchanged(f, documents.get(f.path.as_str()))).collect();
-        self.size_writer_for(stale.len())?;
-        if clear_lexical {
-            self.writer.delete_all()?;
-        }
-        let unchanged_files = (files.len() - stale.len()) as u64;
-        let mut result = ReindexResult {
-            scanned_files: files.len() as u64,
-            skipped_files: unchanged_files,
-            ..ReindexResult::default()
+        let run = Run {
+            documents,
+            all: opts.all,
+            clear_lexical,
+            // A new manifest or a cleared index is something to commit.
+            unsaved: stored_manifest.is_empty() || clear_lexical,
+            state,
+            result: ReindexResult::default(),
         };
-        state.total = Some(files.len() as u64);
-        state.processed = unchanged_files;
-        progress(&state);
+        Ok((run, batch))
+    }
 
+    /// Drops the records and chunks of the files stored but no longer found by the scan.
+    fn drop_vanished(&mut self, run: &mut Run, batch: &mut Batch, files: &[FileEntry]) -> Result<()> {
         let present: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        for path in documents.keys().filter(|p| !present.contains(p.as_str())) {
+        for path in run.documents.keys().filter(|p| !present.contains(p.as_str())) {
             batch.delete_document(path)?;
             self.writer.delete_path(path);
-            result.deleted_files += 1;
+            run.result.deleted_files += 1;
+            // Whether the open batch holds anything: a reindex that finds nothing to change
+            // commits nothing (no new generation), like an edit's echo.
+            run.unsaved = true;
         }
-        // Whether the open batch holds anything: a reindex that finds nothing to change commits
-        // nothing (no new generation), like an edit's echo.
-        let mut unsaved = stored_manifest.is_empty() || clear_lexical || result.deleted_files > 0;
+        Ok(())
+    }
+
+    /// Reads, chunks and indexes the files of `work` (in order), committing every so many
+    /// files or bytes; returns the batch still open.
+    fn apply_stale(
+        &mut self,
+        run: &mut Run,
+        batch: Batch,
+        work: &[&FileEntry],
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<Batch> {
         // Files are read, parsed and chunked on `workers` threads (at most WINDOW files ahead);
         // this thread applies them in file order (store batch, chunk ids, lexical writer), while
         // tantivy's indexing threads analyse what was added.
         let workers =
             std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, MAX_PREPARE_THREADS);
-        let (workspace, options, all) = (Arc::clone(&self.workspace), self.options, opts.all);
-        let (work, documents) = (&stale, &documents);
+        let (workspace, options) = (Arc::clone(&self.workspace), self.options);
+        let Run { documents, all, unsaved, state, result, .. } = run;
+        let (documents, all) = (&*documents, *all);
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let gate = (Mutex::new(0usize), Condvar::new());
@@ -772,7 +832,7 @@ impl Indexer {
             *gate.0.lock().unwrap_or_else(PoisonError::into_inner) = applied;
             gate.1.notify_all();
         };
-        let batch = std::thread::scope(|scope| -> Result<Batch> {
+        std::thread::scope(|scope| -> Result<Batch> {
             let (tx, rx) = mpsc::channel::<(usize, Result<Prepared>)>();
             for _ in 0..workers {
                 let tx = tx.clone();
@@ -803,7 +863,7 @@ impl Indexer {
                 let mut commit_every = COMMIT_EVERY;
                 for (i, entry) in work.iter().enumerate() {
                     state.current_path = Some(entry.path.as_str().to_owned());
-                    progress(&state);
+                    progress(state);
                     let prepared = loop {
                         if let Some(p) = pending.remove(&i) {
                             break p;
@@ -819,7 +879,7 @@ impl Indexer {
                     // Only files that change something count towards a commit.
                     if !matches!(prepared, Prepared::Skipped(None)) {
                         since_commit += 1;
-                        unsaved = true;
+                        *unsaved = true;
                     }
                     match self.apply(&mut batch, entry.path.as_str(), stored, prepared)? {
                         FileOutcome::Skipped | FileOutcome::Touched => result.skipped_files += 1,
@@ -837,10 +897,10 @@ impl Indexer {
                     }
                     state.processed += 1;
                     crate::failpoint("indexer.reindex.file-done");
-                    progress(&state);
+                    progress(state);
                     if since_commit >= commit_every || bytes_since_commit >= COMMIT_EVERY_BYTES {
                         self.commit(batch)?;
-                        unsaved = false;
+                        *unsaved = false;
                         batch = self.store.batch()?;
                         (since_commit, bytes_since_commit) = (0, 0);
                         commit_every = (commit_every * 2).min(COMMIT_EVERY_MAX);
@@ -852,24 +912,12 @@ impl Indexer {
             stop.store(true, Ordering::Relaxed);
             release(work.len());
             applied
-        })?;
-        let t3 = std::time::Instant::now();
-        if unsaved {
-            self.commit(batch)?;
-        } else {
-            // Aborts the empty write transaction (the compaction below needs none open).
-            drop(batch);
-        }
-        tracing::debug!(
-            target: "lvs::timing",
-            "reindex {} files ({} stale): store read {:?} scan {:?} apply {:?} commit {:?}",
-            files.len(),
-            stale.len(),
-            t1 - t0,
-            t2 - t1,
-            t3 - t2,
-            t3.elapsed()
-        );
+        })
+    }
+
+    /// A run's end, after its last commit: the store compacted and the lexical index merged
+    /// after a large run, the warning of files that failed, the vector side told.
+    fn finish_run(&mut self, mut run: Run, progress: &mut dyn FnMut(&Progress)) -> Result<ReindexResult> {
         // A run that rewrote or dropped many documents leaves the old pages free inside redb's
         // file (a third of it after a full index of visualstudio-docs-ja): give them back.
         // The lexical index is left in one segment per commit and indexing thread (six after a
@@ -877,7 +925,7 @@ impl Indexer {
         // and the index takes 6 % less disk, for 1.4 s of one core at the end of the run
         // (docs/performance.md, "One segment after a large reindex"). Searches see the commit
         // already; a failed merge costs speed, not data.
-        if result.indexed_files + result.deleted_files >= COMPACT_AFTER {
+        if run.result.indexed_files + run.result.deleted_files >= COMPACT_AFTER {
             self.store.compact()?;
             let t = std::time::Instant::now();
             match self.writer.merge_all() {
@@ -887,18 +935,18 @@ impl Indexer {
                 Err(e) => tracing::warn!("could not merge the lexical index's segments: {}", e.message),
             }
         }
-        state.current_path = None;
-        progress(&state);
-        if !result.failed_files.is_empty() {
-            result.warning = Some(format!(
+        run.state.current_path = None;
+        progress(&run.state);
+        if !run.result.failed_files.is_empty() {
+            run.result.warning = Some(format!(
                 "{} file(s) could not be indexed; see failedFiles, fix or exclude them.",
-                result.failed_files.len()
+                run.result.failed_files.len()
             ));
         }
         if let Some(v) = self.vectors.as_mut() {
             v.after_commit(0, false);
         }
-        Ok(result)
+        Ok(run.result)
     }
 
     /// Brings the given paths up to date (after a mutation or a watched change). Missing files
@@ -1189,6 +1237,21 @@ impl Drop for Indexer {
             self.session.clean = false;
         }
     }
+}
+
+/// One reindex run's state between its phases ([`Indexer::reindex`]).
+struct Run {
+    /// The stored records when the run started (none when it starts over).
+    documents: BTreeMap<String, DocumentRecord>,
+    /// Every file is read again, changed or not ([`ReindexOptions::all`]).
+    all: bool,
+    /// The run starts over: the lexical index is cleared before files are indexed.
+    clear_lexical: bool,
+    /// The open batch holds something to commit.
+    unsaved: bool,
+    /// What the progress callback is shown.
+    state: Progress,
+    result: ReindexResult,
 }
 
 enum FileOutcome {

@@ -28,9 +28,10 @@ use lindera::mode::{Mode, Penalty};
 use lindera::segmenter::Segmenter;
 use lindera_dictionary::dictionary::DetailFields;
 use lindera_dictionary::viterbi::Lattice;
-use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 
+use super::chars::{is_alnum, is_connector, is_kanji, is_katakana_word, is_mark, is_word_char};
 use super::normalize::Normalized;
+use super::pos::{Class, class_code, class_of, classify};
 use crate::error::{Error, Result};
 
 /// Tokens longer than this (in bytes) are dropped: they are never typed in a query and only
@@ -39,20 +40,6 @@ pub(crate) const MAX_TOKEN_BYTES: usize = 255;
 
 /// Word-run parts of at most this many letters may carry a `#`/`++` suffix (`C#`, `F#`, `C++`).
 const MAX_SUFFIXED_LEN: usize = 3;
-
-/// What a primary token is, as far as query building cares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Class {
-    /// A part of a word run (English word, identifier piece, number).
-    Word,
-    /// A Japanese noun, prefix, number or unknown word: may form compounds with neighbours.
-    Noun,
-    /// An independent verb, adjective or adverb: a query term on its own.
-    Content,
-    /// Particles, auxiliaries, pronouns, dependent words: kept in the index (phrases need
-    /// them) but not used as query terms on their own.
-    Function,
-}
 
 /// The role of a token at its position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,6 +187,19 @@ impl Default for Analyzer {
     }
 }
 
+thread_local! {
+    /// Per-thread analyzer for queries and snippets (the dictionary itself is shared).
+    static ANALYZER: std::cell::RefCell<Analyzer> = std::cell::RefCell::new(Analyzer::new());
+}
+
+/// Runs `f` with this thread's analyzer (a fresh one if it is already in use).
+pub(crate) fn with_analyzer<T>(f: impl FnOnce(&mut Analyzer) -> T) -> T {
+    ANALYZER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut a) => f(&mut a),
+        Err(_) => f(&mut Analyzer::new()),
+    })
+}
+
 /// Appends tokens, mapping normalised offsets back to the original text.
 struct Emitter<'a> {
     norm: &'a Normalized,
@@ -244,38 +244,6 @@ impl Emitter<'_> {
             }
         }
     }
-}
-
-/// Letters and digits of scripts that separate words with spaces (Latin, Greek, Cyrillic, …).
-/// CJK, kana, Hangul and the space-less South-East Asian scripts go to lindera instead.
-pub(crate) fn is_word_char(c: char) -> bool {
-    if c.is_ascii() {
-        return c.is_ascii_alphanumeric();
-    }
-    let u = c as u32;
-    u < 0x2E80
-        && c.is_alphanumeric()
-        && !(0x0E00..=0x0EFF).contains(&u) // Thai, Lao
-        && !(0x1000..=0x109F).contains(&u) // Myanmar
-        && !(0x1100..=0x11FF).contains(&u) // Hangul Jamo
-        && !(0x1780..=0x17FF).contains(&u) // Khmer
-}
-
-/// `char::is_alphanumeric` with a fast path for kana and common kanji.
-pub(crate) fn is_alnum(c: char) -> bool {
-    let u = c as u32;
-    (0x3041..=0x3096).contains(&u)
-        || (0x30A1..=0x30FA).contains(&u)
-        || (0x4E00..=0x9FFF).contains(&u)
-        || c.is_alphanumeric()
-}
-
-fn is_mark(c: char) -> bool {
-    !c.is_ascii() && unicode_normalization::char::is_combining_mark(c)
-}
-
-fn is_connector(c: char) -> bool {
-    matches!(c, '_' | '.' | '-' | ':' | '\'' | '/' | '@')
 }
 
 /// Scans the word run starting at normalised byte `start` (a word char), emits its parts and,
@@ -413,21 +381,12 @@ fn is_compound_candidate(surface: &str) -> bool {
     (n > 2 && surface.chars().all(is_kanji)) || n > 7
 }
 
-/// A katakana word of two characters or more (`コード`, `スニペット`; `ー` counts).
-pub(crate) fn is_katakana_word(surface: &str) -> bool {
-    surface.chars().nth(1).is_some() && surface.chars().all(|c| matches!(c, '\u{30A1}'..='\u{30FA}' | 'ー'))
-}
-
 /// Whether two katakana words with `between` between them are written as one compound: one
 /// space (Microsoft's style writes `コード スニペット`, `ソリューション エクスプローラー`; an
 /// ideographic space is a space after NFKC). A middle dot needs nothing: lindera takes
 /// `ソリューション・エクスプローラー` as one word.
 fn is_katakana_joint(between: &str) -> bool {
     between == " "
-}
-
-fn is_kanji(c: char) -> bool {
-    matches!(c, '\u{4E00}'..='\u{9FFF}' | '\u{3400}'..='\u{4DBF}' | '\u{F900}'..='\u{FAFF}' | '\u{20000}'..='\u{2FFFF}' | '々')
 }
 
 /// Segments the non-word text `norm[a..b]` with lindera and emits its tokens.
@@ -519,24 +478,6 @@ fn word_info(segs: &Segmenters, t: &lindera::token::Token<'_>, surface: &str) ->
     (class, has_base)
 }
 
-fn class_code(class: Class) -> u8 {
-    match class {
-        Class::Word => 0,
-        Class::Noun => 1,
-        Class::Content => 2,
-        Class::Function => 3,
-    }
-}
-
-fn class_of(code: u8) -> Class {
-    match code {
-        0 => Class::Word,
-        1 => Class::Noun,
-        2 => Class::Content,
-        _ => Class::Function,
-    }
-}
-
 /// Emits the compound `surface` (at normalised offset `at`) as its decompose-mode parts plus
 /// the whole. Returns false, emitting nothing, when decompose mode keeps it in one piece.
 /// The split of each distinct compound is computed once per analyzer ([`decompose`]).
@@ -591,73 +532,6 @@ fn decompose(lattice: &mut Lattice, surface: &str) -> Decomposition {
     (parts.len() >= 2).then(|| parts.into_boxed_slice())
 }
 
-/// Verbs too common to mean anything as a query term (by base form).
-const LIGHT_VERBS: &[&str] = &[
-    "する",
-    "いる",
-    "ある",
-    "なる",
-    "いう",
-    "言う",
-    "できる",
-    "くる",
-    "来る",
-    "やる",
-    "おる",
-    "れる",
-    "られる",
-    "せる",
-    "させる",
-    "みる",
-    "しまう",
-    "いく",
-    "行く",
-];
-
-/// Question words: a question's `何年` must not require the text to say `何`.
-const INTERROGATIVES: &[&str] = &[
-    "なに",
-    "なん",
-    "いつ",
-    "いつか",
-    "どこ",
-    "だれ",
-    "誰",
-    "どれ",
-    "どの",
-    "どんな",
-    "なぜ",
-    "どう",
-    "どうして",
-    "いくつ",
-    "いくら",
-    "いかが",
-];
-
-/// Maps IPADIC's part of speech (fields 0 and 1), the surface and the base form to a [`Class`].
-fn classify(pos: &str, sub: &str, surface: &str, base: &str) -> Class {
-    if surface.starts_with('何') || INTERROGATIVES.contains(&surface) {
-        return Class::Function;
-    }
-    match pos {
-        "名詞" => match sub {
-            "非自立" | "代名詞" => Class::Function,
-            _ => Class::Noun,
-        },
-        "接頭詞" => Class::Noun,
-        "動詞" | "形容詞" => match sub {
-            "自立" if !LIGHT_VERBS.contains(&base) && base != "ない" => Class::Content,
-            _ => Class::Function,
-        },
-        "副詞" => Class::Content,
-        "助詞" | "助動詞" | "記号" | "接続詞" | "連体詞" | "感動詞" | "フィラー" | "その他" => {
-            Class::Function
-        }
-        // unknown words and anything else: treat as a noun
-        _ => Class::Noun,
-    }
-}
-
 /// Appends `s` lowercased, with the katakana prolonged-sound stem, to `out`.
 pub(crate) fn final_text_into(s: &str, out: &mut String) {
     let start = out.len();
@@ -691,79 +565,5 @@ fn stem_katakana(s: &mut String, start: usize) {
         && token.chars().all(|c| ('\u{30A0}'..='\u{30FF}').contains(&c))
     {
         s.pop();
-    }
-}
-
-/// Texts up to this many bytes are remembered by [`LvsTokenizer`], so the same text given again
-/// (the heading path of every chunk of a section) is not analysed again.
-const REPEAT_CACHE_BYTES: usize = 1024;
-
-/// The tantivy tokenizer: cheap to clone (the dictionary is shared; each clone gets its own
-/// scratch buffers), `Send + Sync`. tantivy keeps one per field and indexing thread, so the
-/// heading-path field's tokenizer sees the same heading path for consecutive chunks of a
-/// section: a short text equal to the previous one reuses its tokens.
-pub(crate) struct LvsTokenizer {
-    analyzer: Analyzer,
-    /// The last analysed text, when it was short enough to remember (`None` otherwise).
-    last: Option<String>,
-}
-
-impl LvsTokenizer {
-    pub(crate) fn new() -> Self {
-        LvsTokenizer { analyzer: Analyzer::new(), last: None }
-    }
-}
-
-impl Clone for LvsTokenizer {
-    fn clone(&self) -> Self {
-        Self::new()
-    }
-}
-
-/// The token stream over the analyzer's output, copied into one reused [`Token`].
-pub(crate) struct LvsTokenStream<'a> {
-    analyzer: &'a Analyzer,
-    next: usize,
-    token: Token,
-}
-
-impl Tokenizer for LvsTokenizer {
-    type TokenStream<'a> = LvsTokenStream<'a>;
-
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> LvsTokenStream<'a> {
-        if self.last.as_deref() != Some(text) {
-            self.analyzer.run(text);
-            match self.last.as_mut() {
-                _ if text.len() > REPEAT_CACHE_BYTES => self.last = None,
-                Some(last) => {
-                    last.clear();
-                    last.push_str(text);
-                }
-                None => self.last = Some(text.to_owned()),
-            }
-        }
-        LvsTokenStream { analyzer: &self.analyzer, next: 0, token: Token::default() }
-    }
-}
-
-impl TokenStream for LvsTokenStream<'_> {
-    fn advance(&mut self) -> bool {
-        let Some(t) = self.analyzer.tokens.get(self.next) else { return false };
-        self.next += 1;
-        self.token.offset_from = t.offset_from;
-        self.token.offset_to = t.offset_to;
-        self.token.position = t.position;
-        self.token.position_length = t.position_length;
-        self.token.text.clear();
-        self.token.text.push_str(self.analyzer.text(t));
-        true
-    }
-
-    fn token(&self) -> &Token {
-        &self.token
-    }
-
-    fn token_mut(&mut self) -> &mut Token {
-        &mut self.token
     }
 }

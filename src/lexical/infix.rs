@@ -19,9 +19,10 @@ use std::collections::HashMap;
 use tantivy::schema::Field;
 use tantivy::{TantivyError, Term};
 
-use super::index::{SegmentCache, map_err};
+use super::errors::map_err;
 use super::query::MIN_INFIX_CHARS;
 use super::query::Plan;
+use super::segments::SegmentCache;
 use crate::error::Result;
 
 /// Most indexed words one query word also finds (the most frequent first): `スニペット` finds

@@ -89,22 +89,36 @@
 //! producers).
 
 mod analyzer;
+mod chars;
+mod clauses;
+mod collector;
 pub mod dictionary;
 mod directory;
+mod errors;
+mod freshness;
 mod index;
 mod infix;
 mod meta;
 mod normalize;
+mod pos;
 mod query;
+mod rank;
 mod rerank;
+mod schema;
+mod segments;
 mod snippet;
+mod tokenizer;
+mod view;
+mod writer;
 
 #[cfg(test)]
 mod tests;
 
-pub use index::{LexicalIndex, LexicalView, LexicalWriter, WriterSize};
+pub use index::LexicalIndex;
 pub use meta::{MAX_CONDITIONS, MetaCondition, MetaFilter, MetaOp, date_of, meta_terms, normalize_meta};
 pub use query::RankWeights;
+pub use view::LexicalView;
+pub use writer::{LexicalWriter, WriterSize};
 
 /// The name under which the analyzer is registered in tantivy (the schema refers to it).
 pub const ANALYZER_NAME: &str = "lvs_ja";
@@ -159,7 +173,7 @@ pub struct LexicalHit {
     pub snippet: String,
 }
 
-pub use index::snippets_of;
+pub use snippet::snippets_of;
 
 /// The analyzer's tokens for `text`, in position order (alternates such as a whole identifier
 /// or a base form follow the token whose position they share). For tests and debugging.

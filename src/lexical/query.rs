@@ -19,7 +19,9 @@
 //!   the indexed words that hold it, found per search in the snapshot's term dictionaries
 //!   (`infix.rs`).
 
-use super::analyzer::{Analyzer, Class, Kind, is_katakana_word};
+use super::analyzer::{Analyzer, Kind};
+use super::chars::is_katakana_word;
+use super::pos::Class;
 
 /// Most clauses (strict or loose) a query keeps; the rest of a very long query is ignored.
 pub(crate) const MAX_CLAUSES: usize = 64;

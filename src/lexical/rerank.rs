@@ -15,7 +15,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::analyzer::is_alnum;
+use super::chars::is_alnum;
 use super::normalize::Normalized;
 
 /// The rank term's constant, as in reciprocal-rank fusion (60).

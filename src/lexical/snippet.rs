@@ -16,7 +16,8 @@
 
 use std::collections::HashMap;
 
-use super::analyzer::{Analyzer, Kind, final_text_into};
+use super::analyzer::{Analyzer, Kind, final_text_into, with_analyzer};
+use super::query::plan;
 
 /// Tokens in a snippet window (FTS5's `snippet(..., 16)`).
 pub(crate) const WINDOW: usize = 16;
@@ -36,6 +37,16 @@ const FALLBACK_BYTES: usize = 512;
 const SCAN_LIMIT_BYTES: usize = 1024 * 1024;
 /// Characters shown of a text that has no tokens at all.
 const TOKENLESS_CHARS: usize = 100;
+
+/// The snippets hits on `texts` get for `query` ([`LexicalHit::snippet`](super::LexicalHit::snippet)), made as a search
+/// makes them: the query analyzed once, then each text with this thread's analyzer (for
+/// benchmarks, which time snippets apart from the search).
+pub fn snippets_of(texts: &[String], query: &str) -> Vec<String> {
+    with_analyzer(|a| {
+        let plan = plan(query, a);
+        texts.iter().map(|t| snippet(t, &plan.terms, a)).collect()
+    })
+}
 
 /// The snippet of `text` for the query terms `terms` (analyzed forms).
 pub(crate) fn snippet(text: &str, terms: &[String], analyzer: &mut Analyzer) -> String {

@@ -133,6 +133,134 @@ fn imports_point_down() {
     assert!(problems.is_empty(), "layer violations:\n{}", problems.join("\n"));
 }
 
+/// No import circle anywhere in `src/`: the files and folders of one folder (siblings) that name
+/// each other through `super::…` or `crate::…` form no circle, at any depth (a circle of the
+/// top-level modules would break the layer table too). A folder's `mod.rs` declaring and
+/// re-exporting its children, and a child naming an item of its parent, are not sibling imports;
+/// test-only files are left out. (`lexical/index.rs` and `lexical/infix.rs` once imported each
+/// other, issue #43.)
+#[test]
+fn no_import_circles() {
+    let files: Vec<PathBuf> =
+        rust_files(&root().join("src")).into_iter().filter(|f| !is_test_file(f)).collect();
+    let mut modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_path(f)).collect();
+    modules.remove(&Vec::new()); // lib.rs, main.rs
+    // sibling → sibling, with the first place each edge was seen
+    let mut edges: BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>> = BTreeMap::new();
+    for file in &files {
+        let from = module_path(file);
+        for (line, path) in referenced_paths(&read(file), &from) {
+            let Some(to) = (1..=path.len()).rev().map(|n| path[..n].to_vec()).find(|p| modules.contains(p))
+            else {
+                continue;
+            };
+            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if common == from.len() || common == to.len() {
+                continue; // the module itself, an ancestor or a descendant
+            }
+            let (a, b) = (from[..=common].to_vec(), to[..=common].to_vec());
+            edges.entry(a).or_default().entry(b).or_insert_with(|| format!("{}:{line}", shown(file)));
+        }
+    }
+    let mut circles = Vec::new();
+    let mut done: BTreeSet<Vec<String>> = BTreeSet::new();
+    for start in edges.keys() {
+        let mut trail = vec![start.clone()];
+        find_circles(&edges, &mut trail, &mut done, &mut circles);
+    }
+    assert!(
+        circles.is_empty(),
+        "import circles (each step: the importing module, then where it imports the next):\n{}",
+        circles.join("\n")
+    );
+}
+
+/// Depth-first search from the last module of `trail`; every circle found is pushed to `out`.
+fn find_circles(
+    edges: &BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>>,
+    trail: &mut Vec<Vec<String>>,
+    done: &mut BTreeSet<Vec<String>>,
+    out: &mut Vec<String>,
+) {
+    let here = trail.last().cloned().unwrap_or_default();
+    if done.contains(&here) {
+        return;
+    }
+    for next in edges.get(&here).into_iter().flat_map(BTreeMap::keys) {
+        if let Some(i) = trail.iter().position(|m| m == next) {
+            let mut steps: Vec<String> = Vec::new();
+            let circle: Vec<&Vec<String>> = trail[i..].iter().chain(std::iter::once(next)).collect();
+            for pair in circle.windows(2) {
+                steps.push(format!("{} ({})", pair[0].join("::"), edges[pair[0]][pair[1]]));
+            }
+            out.push(format!("{} → {}", steps.join(" → "), next.join("::")));
+            continue;
+        }
+        trail.push(next.clone());
+        find_circles(edges, trail, done, out);
+        trail.pop();
+    }
+    done.insert(here);
+}
+
+/// Whether `file` is compiled for tests only (`tests.rs`, or a file under a `tests/` folder).
+fn is_test_file(file: &Path) -> bool {
+    let rel = file.strip_prefix(root().join("src")).unwrap_or(file);
+    rel.file_name().is_some_and(|n| n == "tests.rs")
+        || rel.components().rev().skip(1).any(|c| c.as_os_str() == "tests")
+}
+
+/// The crate paths `text` (the file of module `path`) names through `crate::…` and `super::…`,
+/// as `(line, segments)`; `crate::Result` and the like stand for their module (`ROOT_ITEMS`).
+fn referenced_paths(text: &str, path: &[String]) -> Vec<(usize, Vec<String>)> {
+    let code: String = text
+        .lines()
+        .map(|l| if l.trim_start().starts_with("//") { "" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let line_of = |pos: usize| code[..pos].matches('\n').count() + 1;
+    let segments = |snippet: &str| -> Vec<String> {
+        snippet
+            .split("::")
+            .map(str::trim)
+            .take_while(|s| !s.is_empty() && s.chars().all(is_ident_char))
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (start, _) in code.match_indices("crate::") {
+        if code[..start].ends_with(|c: char| is_ident_char(c) || c == ':') {
+            continue;
+        }
+        for (name, snippet) in path_heads(&code[start + "crate::".len()..]) {
+            let mut segs = segments(&snippet);
+            if let Some((_, module)) = ROOT_ITEMS.iter().find(|(item, _)| *item == name) {
+                let Some(module) = module else { continue };
+                segs = vec![(*module).to_owned()];
+            }
+            out.push((line_of(start), segs));
+        }
+    }
+    for (start, _) in code.match_indices("super::") {
+        if code[..start].ends_with(|c: char| is_ident_char(c) || c == ':') {
+            continue;
+        }
+        let mut rest = &code[start..];
+        let mut climbs = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            climbs += 1;
+            rest = r;
+        }
+        let Some(base) = path.len().checked_sub(climbs) else { continue };
+        for (_, snippet) in path_heads(rest) {
+            let mut segs = path[..base].to_vec();
+            segs.extend(segments(&snippet));
+            out.push((line_of(start), segs));
+        }
+    }
+    out
+}
+
 #[test]
 fn storage_and_protocol_crates_stay_in_their_module() {
     let mut problems = Vec::new();

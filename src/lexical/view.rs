@@ -1,0 +1,182 @@
+//! A search's snapshot ([`LexicalView`]): ranking through it, then reading the ranked hits
+//! (stored fields and snippets) from the same commit.
+
+use std::collections::HashMap;
+
+use tantivy::query::TermQuery;
+use tantivy::schema::{Field, IndexRecordOption, Value};
+use tantivy::{DocAddress, Score, TantivyDocument, Term};
+
+use super::analyzer::with_analyzer;
+use super::errors::map_err;
+use super::infix::KatakanaWords;
+use super::query::{Plan, RankWeights};
+use super::rank::{Ranker, ReadDocs};
+use super::schema::{Fields, stored_text};
+use super::segments::{PathCache, SegmentCache};
+use super::snippet::snippet;
+use super::{LexicalHit, ScopeFilter};
+use crate::error::Result;
+
+/// A search's snapshot of a [`LexicalIndex`](super::LexicalIndex)
+/// ([`LexicalIndex::view`](super::LexicalIndex::view)): ranking and reading hits through one
+/// view see one commit.
+pub struct LexicalView<'a> {
+    searcher: tantivy::Searcher,
+    fields: Fields,
+    paths: &'a PathCache,
+    katakana: &'a SegmentCache<KatakanaWords>,
+    /// What ranking through this view learnt, for [`LexicalView::fetch`]: the last query's
+    /// analysis, and where each ranked chunk lies in this snapshot (so a fetch reads the hit
+    /// directly instead of looking its id up in every segment; `docs/performance.md`, "Query
+    /// stages").
+    ranked: std::cell::RefCell<Ranked>,
+}
+
+/// See [`LexicalView::ranked`].
+#[derive(Default)]
+struct Ranked {
+    query: String,
+    plan: Option<Plan>,
+    addrs: HashMap<u64, DocAddress>,
+    /// The stored documents ranking read (the re-rank's pool), by address.
+    read: ReadDocs,
+}
+
+impl<'a> LexicalView<'a> {
+    /// The view of `searcher`'s snapshot, with the index's fields and segment caches.
+    pub(super) fn new(
+        searcher: tantivy::Searcher,
+        fields: Fields,
+        paths: &'a PathCache,
+        katakana: &'a SegmentCache<KatakanaWords>,
+    ) -> LexicalView<'a> {
+        LexicalView { searcher, fields, paths, katakana, ranked: Default::default() }
+    }
+
+    /// The ranking of this snapshot.
+    fn ranker(&self) -> Ranker<'_> {
+        Ranker { searcher: &self.searcher, fields: self.fields, paths: self.paths, katakana: self.katakana }
+    }
+
+    /// [`LexicalIndex::search_tiered`](super::LexicalIndex::search_tiered) in this snapshot, with the given ranking weights.
+    pub fn search_tiered_with(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+        weights: &RankWeights,
+    ) -> Result<(Vec<LexicalHit>, usize)> {
+        let (plan, found, all_terms, mut read) = self.ranker().ranked(query, top_k, filter, weights)?;
+        let mut hits = Vec::with_capacity(found.len());
+        for c in found {
+            let doc: TantivyDocument = match read.remove(&c.addr) {
+                Some(doc) => doc,
+                None => self.searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?,
+            };
+            hits.push(hit(self.fields, &doc, c.chunk_id, c.score, &plan));
+        }
+        Ok((hits, all_terms))
+    }
+
+    /// [`LexicalIndex::rank`](super::LexicalIndex::rank) in this snapshot, with the given ranking weights.
+    pub fn rank_with(
+        &self,
+        query: &str,
+        top_k: usize,
+        filter: Option<&ScopeFilter<'_>>,
+        weights: &RankWeights,
+    ) -> Result<(Vec<u64>, usize)> {
+        let (plan, found, all_terms, read) = self.ranker().ranked(query, top_k, filter, weights)?;
+        let mut ranked = self.ranked.borrow_mut();
+        if ranked.query != query {
+            ranked.addrs.clear();
+            ranked.read.clear();
+            query.clone_into(&mut ranked.query);
+        }
+        ranked.plan = Some(plan);
+        ranked.addrs.extend(found.iter().map(|c| (c.chunk_id, c.addr)));
+        ranked.read.extend(read);
+        Ok((found.into_iter().map(|c| c.chunk_id).collect(), all_terms))
+    }
+
+    /// The file of each of `ids` that ranking through this view found (`None` for the others),
+    /// read from the path column without reading the hits: a per-file limit skips a file's
+    /// extra chunks before their hits and snippets are read.
+    pub fn paths_of(&self, ids: &[u64]) -> Result<Vec<Option<String>>> {
+        let ranked = self.ranked.borrow();
+        self.paths.retain(&self.searcher);
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let Some(addr) = ranked.addrs.get(id) else {
+                out.push(None);
+                continue;
+            };
+            let paths = self.paths.get(self.searcher.segment_reader(addr.segment_ord))?;
+            out.push(paths.and_then(|p| {
+                let ord = p.ords.values_for_doc(addr.doc_id).next()?;
+                p.names.get(usize::try_from(ord).ok()?).map(|n| n.to_string())
+            }));
+        }
+        Ok(out)
+    }
+
+    /// [`LexicalIndex::fetch`](super::LexicalIndex::fetch) in this snapshot: every id ranked through this view is found.
+    pub fn fetch(&self, ids: &[u64], query: &str) -> Result<Vec<Option<LexicalHit>>> {
+        // What ranking this query through the view learnt; nothing for another query.
+        let ranked = self.ranked.borrow();
+        let known = (ranked.query == query).then_some(&*ranked);
+        let analyzed;
+        let plan = match known.and_then(|r| r.plan.as_ref()) {
+            Some(plan) => plan,
+            None => {
+                analyzed = self.ranker().plan(query)?;
+                &analyzed
+            }
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        for &id in ids {
+            let addr = known.and_then(|r| r.addrs.get(&id));
+            if let Some(doc) = addr.and_then(|a| known.and_then(|r| r.read.get(a))) {
+                out.push(Some(hit(self.fields, doc, id, 0.0, plan)));
+                continue;
+            }
+            let doc = match addr {
+                Some(&addr) => {
+                    Some(self.searcher.doc(addr).map_err(|e| map_err("Reading a lexical hit", e))?)
+                }
+                None => stored(&self.searcher, self.fields, id)?,
+            };
+            out.push(doc.map(|doc| hit(self.fields, &doc, id, 0.0, plan)));
+        }
+        Ok(out)
+    }
+}
+
+/// The hit of the stored document `doc`, its snippet highlighting `plan`'s terms.
+fn hit(fields: Fields, doc: &TantivyDocument, chunk_id: u64, score: Score, plan: &Plan) -> LexicalHit {
+    let get = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default();
+    LexicalHit {
+        chunk_id,
+        path: get(fields.path).to_string(),
+        heading_path: get(fields.heading_path).to_string(),
+        anchor: get(fields.anchor).to_string(),
+        source_hash: get(fields.source_hash).to_string(),
+        score,
+        snippet: with_analyzer(|a| snippet(&stored_text(doc, fields.text), &plan.terms, a)),
+    }
+}
+
+/// The stored document of chunk `id` in `searcher`'s snapshot, if it holds one.
+pub(super) fn stored(
+    searcher: &tantivy::Searcher,
+    fields: Fields,
+    id: u64,
+) -> Result<Option<TantivyDocument>> {
+    let term = TermQuery::new(Term::from_field_u64(fields.chunk_id, id), IndexRecordOption::Basic);
+    let found = searcher
+        .search(&term, &tantivy::collector::DocSetCollector)
+        .map_err(|e| map_err("Reading a stored chunk", e))?;
+    let Some(addr) = found.into_iter().next() else { return Ok(None) };
+    searcher.doc(addr).map(Some).map_err(|e| map_err("Reading a stored chunk", e))
+}
