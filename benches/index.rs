@@ -313,7 +313,7 @@ fn run() -> Res<()> {
     for _ in 0..passes {
         for (q, texts) in &hit_texts {
             let t = Instant::now();
-            black_box(lvs::lexical::snippets_of(texts, q));
+            black_box(lvs::lexical::snippets_of(texts, q, lvs::config::DEFAULT_SNIPPET_TOKENS));
             let took = t.elapsed();
             per_query.push(took);
             if !texts.is_empty() {

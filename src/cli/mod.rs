@@ -113,6 +113,9 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
                 filters: (!filters.is_empty()).then_some(filters),
                 explain: explain.then_some(true),
                 max_per_file: max_per_file.map(|n| n as i64),
+                // Scripts read `search --json`: the original's full shape, whatever the server's
+                // default for agents (`search.hitDetail`).
+                detail: Some("full".to_owned()),
             };
             let response = engine.search(&request)?;
             if json { print_json(&response) } else { print_text(&render::search(&response, color)) }

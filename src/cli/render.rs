@@ -44,19 +44,19 @@ pub fn search(r: &SearchResponse, color: bool) -> String {
         if let Some(h) = &hit.heading_path {
             let _ = write!(out, "  {h}");
         }
-        if hit.stale {
+        if hit.stale == Some(true) {
             out.push_str("  (changed since indexed)");
         }
         out.push('\n');
         let snippet: String = hit.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
         let _ = writeln!(out, "    {}", highlight(&snippet, color));
-        let _ = writeln!(out, "    read: {} {}", hit.read_hint.path, hit.read_hint.pointer);
+        let _ = writeln!(out, "    read: {} {}", hit.path, hit.pointer);
         if let Some(e) = &hit.explain {
             let rank = |r: Option<u32>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
             let _ = write!(
                 out,
                 "    explain: {} score {:.5}  lexical rank {}  vector rank {}",
-                hit.search_mode,
+                hit.search_mode.as_deref().or(r.mode.as_deref()).unwrap_or_default(),
                 e.fused_score,
                 rank(e.lexical_rank),
                 rank(e.vector_rank)

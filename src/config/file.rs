@@ -178,6 +178,15 @@ pub(crate) struct SearchFile {
     /// overrides it.
     #[schemars(range(min = 0), extend("default" = 3))]
     pub max_per_file: Option<i64>,
+    /// Tokens in a hit's snippet: the window around the query's words, cut at sentence ends
+    /// (16: the original's FTS5 window, without the sentence cut).
+    #[schemars(range(min = 4, max = 200), extend("default" = 48))]
+    pub snippet_tokens: Option<i64>,
+    /// What each hit carries by default: `compact` (path, pointer, headingPath, snippet) or
+    /// `full` (the original's shape, with fullPointer, score, searchMode, readHint,
+    /// indexedSourceHash and stale on every hit). A request's `detail` overrides it.
+    #[schemars(extend("default" = "compact", "enum" = ["compact", "full"]))]
+    pub hit_detail: Option<String>,
     /// Lexical ranking: weight of a match in the heading path against one in the text.
     #[schemars(range(min = 0.0), extend("default" = 2.0))]
     pub heading_weight: Option<f64>,
@@ -530,6 +539,8 @@ const KNOWN_ROOT: Known = &[
             ("semanticFloor", Node::Leaf),
             ("semanticMinSimilarity", Node::Leaf),
             ("maxPerFile", Node::Leaf),
+            ("snippetTokens", Node::Leaf),
+            ("hitDetail", Node::Leaf),
             ("headingWeight", Node::Leaf),
             ("proximityWeight", Node::Leaf),
             ("proximitySlop", Node::Leaf),

@@ -7,7 +7,7 @@ use super::file::{self, FileConfig, Setting, StringList};
 use super::{
     ChunkingConfig, CliOverrides, Config, DEFAULT_EMBEDDING_API_KEY, DEFAULT_EMBEDDING_ENDPOINT,
     DEFAULT_EMBEDDING_MODEL, DEFAULT_INCLUDE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_SERVER_NAME, EmbeddingConfig,
-    EmbeddingProvider, IndexConfig, InputTypes, KnowledgeBaseConfig, LexicalRanking, Loaded,
+    EmbeddingProvider, HitDetail, IndexConfig, InputTypes, KnowledgeBaseConfig, LexicalRanking, Loaded,
     MIN_ANSWER_BYTES, PROJECT_DIR_ENV, ProjectRootSource, STORAGE_DIR_NAME, SearchConfig, SearchMode,
     ServerConfig, StorageConfig, ToolGroup, ToolSelector, ToolsConfig,
 };
@@ -375,6 +375,19 @@ fn search_config(cli: &CliOverrides, search: file::SearchFile) -> Result<SearchC
             Some(n) => Some(positive("search.maxPerFile", n)?),
         },
         ranking: ranking(&search, search_defaults.ranking)?,
+        snippet_tokens: whole_in(
+            "search.snippetTokens",
+            search.snippet_tokens,
+            search_defaults.snippet_tokens,
+            4,
+            200,
+        )?,
+        hit_detail: match &search.hit_detail {
+            None => search_defaults.hit_detail,
+            Some(text) => HitDetail::parse(text).ok_or_else(|| {
+                Error::invalid_argument(format!("search.hitDetail must be compact or full, not '{text}'."))
+            })?,
+        },
     })
 }
 

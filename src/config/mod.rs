@@ -431,7 +431,39 @@ pub struct SearchConfig {
     pub max_per_file: Option<usize>,
     /// The lexical ranking weights (`docs/design/retrieval.md`, "Lexical ranking").
     pub ranking: LexicalRanking,
+    /// `search.snippetTokens`: tokens in a hit's snippet window (default
+    /// [`DEFAULT_SNIPPET_TOKENS`]; 16 is the original's FTS5 window).
+    pub snippet_tokens: usize,
+    /// `search.hitDetail`: what each hit carries by default (`compact`; `full` is the original's
+    /// shape). A request's `detail` overrides it.
+    pub hit_detail: HitDetail,
 }
+
+/// What a `kb_search` hit carries (`docs/tools.md`, "The hit shape").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HitDetail {
+    /// Path, pointer, heading path and snippet; `stale` only when true; the mode once per answer.
+    #[default]
+    Compact,
+    /// The original's shape: also `fullPointer`, `score`, `searchMode`, `readHint`,
+    /// `indexedSourceHash` and `stale` on every hit.
+    Full,
+}
+
+impl HitDetail {
+    /// `compact` or `full` (case-insensitive).
+    pub fn parse(text: &str) -> Option<HitDetail> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "compact" => Some(HitDetail::Compact),
+            "full" => Some(HitDetail::Full),
+            _ => None,
+        }
+    }
+}
+
+/// The default `search.snippetTokens`, chosen with `benches/agent_answers.py`
+/// (`docs/performance.md`, "Agent benchmark").
+pub const DEFAULT_SNIPPET_TOKENS: usize = 48;
 
 /// `search.headingWeight`, `search.proximityWeight`, `search.proximitySlop`,
 /// `search.contentWordWeight`, `search.looseWeight`, `search.coordinationWeight`,
@@ -497,6 +529,8 @@ impl Default for SearchConfig {
             semantic_min_similarity: None,
             max_per_file: Some(DEFAULT_MAX_PER_FILE),
             ranking: LexicalRanking::default(),
+            snippet_tokens: DEFAULT_SNIPPET_TOKENS,
+            hit_detail: HitDetail::Compact,
         }
     }
 }

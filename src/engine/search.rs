@@ -80,7 +80,7 @@ impl Engine {
         // One snapshot for ranking and every hit read after it: a commit in between (an edit of
         // a ranked file gives its chunks new ids) must not drop a hit.
         let index = self.core.readers.lexical()?;
-        let view = index.view();
+        let view = index.view().with_snippet_tokens(config.snippet_tokens);
         match search::lexical_step(effective, &plan, config) {
             LexicalStep::Skip => {}
             LexicalStep::Rank { pool } => {
@@ -124,9 +124,9 @@ impl Engine {
         // usually no read, and the folders the hits share are checked once
         // (`GuardWalk::current_hash`).
         let walk = self.core.workspace.guard_walk();
-        let results = candidates.assemble(&ranked, effective, plan.explain, config.rrf_k, |p| {
+        let results = candidates.assemble(&ranked, effective, plan.explain, plan.detail, config.rrf_k, |p| {
             walk.current_hash(&RelPath::new(p).ok()?)
         });
-        Ok(search::response(results, &warnings))
+        Ok(search::response(results, &warnings, effective, plan.detail))
     }
 }

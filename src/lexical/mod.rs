@@ -173,7 +173,7 @@ pub struct LexicalHit {
     pub snippet: String,
 }
 
-pub use snippet::snippets_of;
+pub use snippet::{ORIGINAL_WINDOW, snippets_of};
 
 /// The analyzer's tokens for `text`, in position order (alternates such as a whole identifier
 /// or a base form follow the token whose position they share). For tests and debugging.

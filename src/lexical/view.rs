@@ -14,7 +14,7 @@ use super::query::{Plan, RankWeights};
 use super::rank::{Ranker, ReadDocs};
 use super::schema::{Fields, stored_text};
 use super::segments::{PathCache, SegmentCache};
-use super::snippet::snippet;
+use super::snippet::{ORIGINAL_WINDOW, snippet};
 use super::{LexicalHit, ScopeFilter};
 use crate::error::Result;
 
@@ -31,6 +31,8 @@ pub struct LexicalView<'a> {
     /// directly instead of looking its id up in every segment; `docs/performance.md`, "Query
     /// stages").
     ranked: std::cell::RefCell<Ranked>,
+    /// Tokens in a hit's snippet window (`search.snippetTokens`).
+    snippet_tokens: usize,
 }
 
 /// See [`LexicalView::ranked`].
@@ -51,7 +53,22 @@ impl<'a> LexicalView<'a> {
         paths: &'a PathCache,
         katakana: &'a SegmentCache<KatakanaWords>,
     ) -> LexicalView<'a> {
-        LexicalView { searcher, fields, paths, katakana, ranked: Default::default() }
+        LexicalView {
+            searcher,
+            fields,
+            paths,
+            katakana,
+            ranked: Default::default(),
+            snippet_tokens: ORIGINAL_WINDOW,
+        }
+    }
+
+    /// This view with snippets of `tokens` tokens (`search.snippetTokens`); without it, the
+    /// original's [`ORIGINAL_WINDOW`].
+    #[must_use]
+    pub fn with_snippet_tokens(mut self, tokens: usize) -> Self {
+        self.snippet_tokens = tokens.max(1);
+        self
     }
 
     /// The ranking of this snapshot.
@@ -74,7 +91,7 @@ impl<'a> LexicalView<'a> {
                 Some(doc) => doc,
                 None => self.searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?,
             };
-            hits.push(hit(self.fields, &doc, c.chunk_id, c.score, &plan));
+            hits.push(hit(self.fields, &doc, c.chunk_id, c.score, &plan, self.snippet_tokens));
         }
         Ok((hits, all_terms))
     }
@@ -138,7 +155,7 @@ impl<'a> LexicalView<'a> {
         for &id in ids {
             let addr = known.and_then(|r| r.addrs.get(&id));
             if let Some(doc) = addr.and_then(|a| known.and_then(|r| r.read.get(a))) {
-                out.push(Some(hit(self.fields, doc, id, 0.0, plan)));
+                out.push(Some(hit(self.fields, doc, id, 0.0, plan, self.snippet_tokens)));
                 continue;
             }
             let doc = match addr {
@@ -147,14 +164,22 @@ impl<'a> LexicalView<'a> {
                 }
                 None => stored(&self.searcher, self.fields, id)?,
             };
-            out.push(doc.map(|doc| hit(self.fields, &doc, id, 0.0, plan)));
+            out.push(doc.map(|doc| hit(self.fields, &doc, id, 0.0, plan, self.snippet_tokens)));
         }
         Ok(out)
     }
 }
 
-/// The hit of the stored document `doc`, its snippet highlighting `plan`'s terms.
-fn hit(fields: Fields, doc: &TantivyDocument, chunk_id: u64, score: Score, plan: &Plan) -> LexicalHit {
+/// The hit of the stored document `doc`, its snippet (`window` tokens) highlighting `plan`'s
+/// terms.
+fn hit(
+    fields: Fields,
+    doc: &TantivyDocument,
+    chunk_id: u64,
+    score: Score,
+    plan: &Plan,
+    window: usize,
+) -> LexicalHit {
     let get = |field: Field| doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default();
     LexicalHit {
         chunk_id,
@@ -163,7 +188,7 @@ fn hit(fields: Fields, doc: &TantivyDocument, chunk_id: u64, score: Score, plan:
         anchor: get(fields.anchor).to_string(),
         source_hash: get(fields.source_hash).to_string(),
         score,
-        snippet: with_analyzer(|a| snippet(&stored_text(doc, fields.text), &plan.terms, a)),
+        snippet: with_analyzer(|a| snippet(&stored_text(doc, fields.text), &plan.terms, a, window)),
     }
 }
 

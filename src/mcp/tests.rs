@@ -144,8 +144,8 @@ fn the_size_limit_counts_characters_of_the_bodies() {
         Guide { name: "big", description: "", body: big.leak() },
         Guide { name: "mid", description: "", body: mid.leak() },
     ];
-    assert!(read_guides(&registry, &names(&["big"])).is_ok());
-    assert!(read_guides(&registry, &names(&["mid"])).is_ok());
+    assert!(read_guides(&registry, &names(&["big"]), Language::En).is_ok());
+    assert!(read_guides(&registry, &names(&["mid"]), Language::En).is_ok());
     let e = read_guides(&registry, &names(&["big", "mid"]), Language::En).unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert_eq!(

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use fusion::{Fusion, by_rank, fuse, fuse_hybrid, fuse_weighted, similarity_floor};
 
-use crate::config::{EmbeddingProvider, SearchConfig, SearchMode};
+use crate::config::{EmbeddingProvider, HitDetail, SearchConfig, SearchMode};
 use crate::error::{Error, Result};
 use crate::lexical::{LexicalHit, RankWeights};
 use crate::wire::{ReadHint, SearchExplain, SearchHit, SearchRequest, SearchResponse};
@@ -57,6 +57,8 @@ pub struct Plan {
     pub explain: bool,
     /// At most this many hits per file (`None`: no limit).
     pub max_per_file: Option<usize>,
+    /// What each hit carries (`detail`, else `search.hitDetail`).
+    pub detail: HitDetail,
 }
 
 /// Checks a request against the configuration: a one-sentence error for each bad field.
@@ -93,6 +95,14 @@ pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
         Some(n) => Some(n as usize),
         None => config.max_per_file,
     };
+    let detail = match req.detail.as_deref() {
+        None => config.hit_detail,
+        Some(d) => HitDetail::parse(d).ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "detail '{d}' is not valid; use compact (path, pointer, headingPath, snippet) or full (the original's shape)."
+            ))
+        })?,
+    };
     Ok(Plan {
         query: query.to_owned(),
         top_k,
@@ -100,6 +110,7 @@ pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
         scope,
         explain: req.explain.unwrap_or(false),
         max_per_file,
+        detail,
     })
 }
 
@@ -357,9 +368,11 @@ impl Candidates {
         ranked: &[(u64, f64)],
         effective: SearchMode,
         explain: bool,
+        detail: HitDetail,
         rrf_k: u32,
         mut current_hash: impl FnMut(&str) -> Option<String>,
     ) -> Vec<SearchHit> {
+        let full = detail == HitDetail::Full;
         let lex_rank: HashMap<u64, usize> = self.lexical.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let vec_rank: HashMap<u64, (usize, f32)> =
             self.vector.iter().enumerate().map(|(i, c)| (c.0, (i, c.1))).collect();
@@ -377,20 +390,23 @@ impl Candidates {
                 rrf_k: (effective == SearchMode::Hybrid).then_some(rrf_k),
                 fused_score: score,
             });
+            let stale = now.as_deref() != Some(h.source_hash.as_str());
+            // Compact: what the agent needs to read or edit the hit, and `stale` when it says
+            // something; the original's fields on request (`docs/tools.md`, "The hit shape").
             results.push(SearchHit {
-                full_pointer: format!("{}::{}", h.path, h.anchor),
-                read_hint: ReadHint {
+                full_pointer: full.then(|| format!("{}::{}", h.path, h.anchor)),
+                read_hint: full.then(|| ReadHint {
                     path: h.path.clone(),
                     pointer: h.anchor.clone(),
                     max_elements: 20,
                     max_bytes: 12_000,
-                },
-                score,
-                search_mode: mode_name.clone(),
+                }),
+                score: full.then_some(score),
+                search_mode: full.then(|| mode_name.clone()),
                 heading_path: Some(h.heading_path).filter(|s| !s.is_empty()),
                 snippet: h.snippet,
-                stale: now.as_deref() != Some(h.source_hash.as_str()),
-                indexed_source_hash: h.source_hash,
+                stale: (full || stale).then_some(stale),
+                indexed_source_hash: full.then_some(h.source_hash),
                 pointer: h.anchor,
                 path: h.path,
                 explain,
@@ -422,8 +438,18 @@ pub fn fusion(config: &SearchConfig) -> Fusion {
 }
 
 /// The response: the hits and the warnings joined into one.
-pub fn response(results: Vec<SearchHit>, warnings: &[String]) -> SearchResponse {
-    SearchResponse { results, warning: (!warnings.is_empty()).then(|| warnings.join(" ")) }
+/// The answer: compact hits name the mode once (`mode`), full ones on every hit.
+pub fn response(
+    results: Vec<SearchHit>,
+    warnings: &[String],
+    effective: SearchMode,
+    detail: HitDetail,
+) -> SearchResponse {
+    SearchResponse {
+        mode: (detail == HitDetail::Compact).then(|| effective.as_str().to_owned()),
+        results,
+        warning: (!warnings.is_empty()).then(|| warnings.join(" ")),
+    }
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ fn vector_step_follows_the_mode_and_the_provider() {
         scope: None,
         explain: false,
         max_per_file: None,
+        detail: HitDetail::Full,
     };
     let on = EmbeddingProvider::OpenAiCompatible;
     let off = EmbeddingProvider::None;
@@ -126,6 +127,7 @@ fn lexical_mode_keeps_the_tiers_and_needs_no_refetch() {
         scope: None,
         explain: false,
         max_per_file: None,
+        detail: HitDetail::Full,
     };
     assert_eq!(lexical_step(SearchMode::Lexical, &p, &config()), LexicalStep::Tiered { top_k: 2 });
     assert_eq!(lexical_step(SearchMode::Hybrid, &p, &config()), LexicalStep::Rank { pool: 50 });
@@ -149,15 +151,18 @@ fn hybrid_fuses_then_refetches_only_the_ranked_hits() {
     // The refetch finds 12 and 10; 99 is a vector key the lexical index no longer holds.
     c.add_hits([hit(12, "a.md", "h1"), hit(10, "a.md", "h1")]);
     assert_eq!(c.missing(&ranked), vec![99]);
-    let hits = c.assemble(&ranked, SearchMode::Hybrid, true, 60, |_| Some("h1".into()));
+    let hits = c.assemble(&ranked, SearchMode::Hybrid, true, HitDetail::Full, 60, |_| Some("h1".into()));
     assert_eq!(hits.iter().map(|h| h.pointer.as_str()).collect::<Vec<_>>(), ["1.p12~a~b", "1.p10~a~b"]);
     let first = &hits[0];
-    assert_eq!((first.search_mode.as_str(), first.full_pointer.as_str()), ("hybrid", "a.md::1.p12~a~b"));
+    assert_eq!(
+        (first.search_mode.as_deref(), first.full_pointer.as_deref()),
+        (Some("hybrid"), Some("a.md::1.p12~a~b"))
+    );
     let explain = first.explain.as_ref().expect("explain");
     assert_eq!((explain.lexical_rank, explain.lexical_all_terms), (Some(3), Some(false)));
     assert_eq!((explain.vector_rank, explain.vector_distance, explain.rrf_k), (Some(2), Some(0.2), Some(60)));
     assert!((explain.fused_score - (1.0 / 63.0 + 1.0 / 62.0)).abs() < 1e-12);
-    assert_eq!(first.read_hint.pointer, first.pointer);
+    assert_eq!(first.read_hint.as_ref().map(|r| r.pointer.as_str()), Some(first.pointer.as_str()));
 }
 
 #[test]
@@ -166,9 +171,9 @@ fn semantic_ranks_the_vector_list_alone() {
     let ranked = c.rank(SearchMode::Semantic, fusion(&config()), 10);
     assert_eq!(ranked, vec![(5, 1.0), (6, 0.5)]);
     c.add_hits([hit(5, "a.md", "h"), hit(6, "a.md", "h")]);
-    let hits = c.assemble(&ranked, SearchMode::Semantic, false, 60, |_| Some("h".into()));
+    let hits = c.assemble(&ranked, SearchMode::Semantic, false, HitDetail::Full, 60, |_| Some("h".into()));
     assert_eq!(hits.len(), 2);
-    assert!(hits.iter().all(|h| h.explain.is_none() && h.search_mode == "semantic"));
+    assert!(hits.iter().all(|h| h.explain.is_none() && h.search_mode.as_deref() == Some("semantic")));
 }
 
 #[test]
@@ -186,20 +191,79 @@ fn a_hit_is_stale_when_its_file_changed_or_went_away_and_each_file_is_hashed_onc
     let now: HashMap<&str, &str> = HashMap::from([("same.md", "h1"), ("edited.md", "new")]);
     let mut asked: Vec<String> = Vec::new();
     let ranked = c.rank(SearchMode::Lexical, fusion(&config()), 10);
-    let hits = c.assemble(&ranked, SearchMode::Lexical, false, 60, |p| {
+    let hits = c.assemble(&ranked, SearchMode::Lexical, false, HitDetail::Full, 60, |p| {
         asked.push(p.to_owned());
         now.get(p).map(|h| (*h).to_owned())
     });
-    let stale: Vec<(&str, bool)> = hits.iter().map(|h| (h.path.as_str(), h.stale)).collect();
-    assert_eq!(stale, [("same.md", false), ("edited.md", true), ("gone.md", true), ("same.md", false)]);
-    assert_eq!(hits[1].indexed_source_hash, "old", "the hit says which revision it came from");
+    let stale: Vec<(&str, Option<bool>)> = hits.iter().map(|h| (h.path.as_str(), h.stale)).collect();
+    assert_eq!(
+        stale,
+        [
+            ("same.md", Some(false)),
+            ("edited.md", Some(true)),
+            ("gone.md", Some(true)),
+            ("same.md", Some(false))
+        ]
+    );
+    assert_eq!(
+        hits[1].indexed_source_hash.as_deref(),
+        Some("old"),
+        "the hit says which revision it came from"
+    );
     assert_eq!(asked, ["same.md", "edited.md", "gone.md"]);
+}
+
+/// The default hit shape carries what an agent needs to read or edit the hit (path, pointer,
+/// heading path, snippet), `stale` only when true, and names the mode once per answer; nothing
+/// that repeats another field (`fullPointer`, `readHint`) or says nothing in the common case.
+#[test]
+fn a_compact_hit_carries_no_bookkeeping_and_full_restores_the_original_shape() {
+    let mut c = Candidates::new(None);
+    c.set_lexical_hits(vec![hit(1, "same.md", "h1"), hit(2, "edited.md", "old")], 2);
+    let now: HashMap<&str, &str> = HashMap::from([("same.md", "h1"), ("edited.md", "new")]);
+    let ranked = c.rank(SearchMode::Lexical, fusion(&config()), 10);
+    let hits = c.assemble(&ranked, SearchMode::Lexical, false, HitDetail::Compact, 60, |p| {
+        now.get(p).map(|h| (*h).to_owned())
+    });
+    let answer = serde_json::to_value(response(hits, &[], SearchMode::Lexical, HitDetail::Compact)).unwrap();
+    assert_eq!(answer["mode"], "lexical", "{answer}");
+    let keys = |i: usize| {
+        let mut k: Vec<&str> = answer["results"][i].as_object().unwrap().keys().map(String::as_str).collect();
+        k.sort_unstable();
+        k
+    };
+    assert_eq!(keys(0), ["headingPath", "path", "pointer", "snippet"], "{answer}");
+    assert_eq!(keys(1), ["headingPath", "path", "pointer", "snippet", "stale"], "{answer}");
+    assert_eq!(answer["results"][1]["stale"], true);
+    // Full: every field of the original, and no answer-level mode.
+    let mut c = Candidates::new(None);
+    c.set_lexical_hits(vec![hit(1, "same.md", "h1")], 1);
+    let ranked = c.rank(SearchMode::Lexical, fusion(&config()), 10);
+    let hits = c.assemble(&ranked, SearchMode::Lexical, false, HitDetail::Full, 60, |_| Some("h1".into()));
+    let full = serde_json::to_value(response(hits, &[], SearchMode::Lexical, HitDetail::Full)).unwrap();
+    assert!(full.get("mode").is_none(), "{full}");
+    let hit = full["results"][0].as_object().unwrap();
+    for key in [
+        "path",
+        "pointer",
+        "fullPointer",
+        "score",
+        "searchMode",
+        "headingPath",
+        "snippet",
+        "readHint",
+        "indexedSourceHash",
+        "stale",
+    ] {
+        assert!(hit.contains_key(key), "{key} missing from {full}");
+    }
+    assert_eq!(hit["stale"], false);
 }
 
 #[test]
 fn the_response_joins_warnings_into_one() {
-    assert_eq!(response(vec![], &[]).warning, None);
-    let r = response(vec![], &["A.".to_owned(), "B.".to_owned()]);
+    assert_eq!(response(vec![], &[], SearchMode::Lexical, HitDetail::Compact).warning, None);
+    let r = response(vec![], &["A.".to_owned(), "B.".to_owned()], SearchMode::Lexical, HitDetail::Compact);
     assert_eq!(r.warning.as_deref(), Some("A. B."));
 }
 

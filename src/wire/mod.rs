@@ -277,6 +277,12 @@ pub struct SearchRequest {
     /// files' matches are not pushed out by many sections of one file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_per_file: Option<i64>,
+    /// What each hit carries: `compact` (default `search.hitDetail`: path, pointer,
+    /// headingPath, snippet; `stale` when true) or `full` (the original's shape, adding
+    /// fullPointer, score, searchMode, readHint, indexedSourceHash and stale to every hit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["compact", "full"]))]
+    pub detail: Option<String>,
 }
 
 /// One condition on a front-matter field (`kb_search` `filters`). Keys and values are
@@ -378,24 +384,36 @@ pub struct ReadHint {
 pub struct SearchHit {
     /// The file.
     pub path: String,
-    /// Anchor of the first element of the matching chunk (pass to `kb_read`).
+    /// Anchor of the first element of the matching chunk: `kb_read {path, pointer}` reads on
+    /// from here.
     pub pointer: String,
-    /// `<path>::<pointer>`.
-    pub full_pointer: String,
-    /// `1/rank` for lexical or semantic results; the fused score in hybrid mode.
-    pub score: f64,
-    /// The mode that produced the result.
-    pub search_mode: String,
-    /// Heading path of the chunk.
+    /// `<path>::<pointer>` (`detail: full` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_pointer: Option<String>,
+    /// `1/rank` for lexical or semantic results; the fused score in hybrid mode (`detail: full`
+    /// only; the order says the rank).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// The mode that produced the result (`detail: full` only; compact answers name it once,
+    /// as `mode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_mode: Option<String>,
+    /// Heading path of the chunk (absent before the first heading).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heading_path: Option<String>,
-    /// Text around the match, matches in `[brackets]`, elisions as `...`.
+    /// The sentences around the match, matches in `[brackets]`, elisions as `...`.
     pub snippet: String,
-    /// How to read this hit in full.
-    pub read_hint: ReadHint,
-    /// SHA-256 of the file revision that was indexed.
-    pub indexed_source_hash: String,
-    /// True when the file changed since it was indexed (read it for the current text).
-    pub stale: bool,
+    /// How to read this hit in full (`detail: full` only; it is `kb_read` with `path` and
+    /// `pointer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_hint: Option<ReadHint>,
+    /// SHA-256 of the file revision that was indexed (`detail: full` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indexed_source_hash: Option<String>,
+    /// True when the file changed since it was indexed (read it for the current text). Compact
+    /// hits carry it only when true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale: Option<bool>,
     /// Present when the request asked for `explain`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<SearchExplain>,
@@ -405,6 +423,9 @@ pub struct SearchHit {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchResponse {
+    /// The mode that produced every result (compact answers; full ones name it on each hit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
     /// Results, best first.
     pub results: Vec<SearchHit>,
     /// Set when the search ran in a reduced mode (e.g. lexical instead of hybrid).

@@ -39,3 +39,43 @@ fn snippet_of_a_huge_chunk_is_found_without_analyzing_all_of_it() {
     assert!(s.starts_with("..."));
     assert!(start.elapsed() < std::time::Duration::from_secs(5));
 }
+
+/// The snippet of the first hit for `query` with a window of `tokens` (`search.snippetTokens`).
+fn snippet_with(index: &LexicalIndex, query: &str, tokens: usize) -> String {
+    let view = index.view().with_snippet_tokens(tokens);
+    let (hits, _) = view.search_tiered_with(query, 1, None, &RankWeights::default()).expect("search");
+    hits.first().map(|h| h.snippet.clone()).unwrap_or_default()
+}
+
+/// Issue #45: the sentence holding the query's words together wins over a longer one, earlier in
+/// the chunk, that holds them far apart; the window is cut at that sentence's ends, so it shows
+/// the whole sentence (the answer) and not the tails of its neighbours.
+#[test]
+fn the_sentence_holding_the_words_together_is_the_snippet() {
+    let apart = format!(
+        "京都の寺院について述べる。京都には{}多くの観光地があり、最後に予算の話も少しだけ出てくる。",
+        "古い町並みや庭園、川沿いの散歩道、市場や商店街、美術館や博物館など、".repeat(3)
+    );
+    let together = "京都の予算は年間八千億円である。";
+    let text = format!("{apart}\n{together}\nその他の話題として交通の話がある。");
+    let index = index_of(&[&text]);
+    let s = snippet_with(&index, "京都 予算", 48);
+    assert!(s.contains("[京都]の[予算]は年間八千億円である。"), "{s}");
+    assert!(!s.contains("交通"), "the window stops at the sentence's end: {s}");
+    assert!(!s.contains("観光地"), "the window starts at the sentence's start: {s}");
+    // The original's 16-token window keeps its shape (no sentence cut).
+    let original = snippet_with(&index, "京都 予算", crate::lexical::ORIGINAL_WINDOW);
+    assert!(original.contains("[京都]") && original.contains("[予算]"), "{original}");
+}
+
+/// A longer window shows more of a long sentence around the match than the original's 16 tokens.
+#[test]
+fn a_longer_window_shows_the_answer_beside_the_match() {
+    let text = "はじめに前置きの文がある。設定ファイルの保存先は、利用者のホームフォルダの下にある隠しフォルダで、名前は設定の種類ごとに決まっており、既定では config.yaml という名前になる。最後に別の話がある。";
+    let index = index_of(&[text]);
+    let long = snippet_with(&index, "設定ファイル 保存先", 48);
+    assert!(long.contains("config.yaml"), "{long}");
+    assert!(long.starts_with("...[設定ファイル]") || long.starts_with("[設定ファイル]"), "{long}");
+    let short = snippet_with(&index, "設定ファイル 保存先", crate::lexical::ORIGINAL_WINDOW);
+    assert!(!short.contains("config.yaml"), "{short}");
+}
