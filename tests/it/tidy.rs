@@ -190,6 +190,49 @@ fn catalog_queries_and_checks_read_no_files() {
     assert!(found.is_empty(), "file or git access in the catalog's pure core:\n{}", found.join("\n"));
 }
 
+/// Every file the catalog opens goes through `workspace` (its guard for the documents and the
+/// index, `workspace::outside` and `workspace::append_file_atomic` for the configuration files);
+/// the one thing it runs itself is `git`, in `src/catalog/git.rs` (`docs/design/catalog.md`,
+/// "Files and `git`"). Catches a file opened, probed or written past the workspace's rules (a
+/// link followed, a non-atomic write such as `init`'s old append).
+#[test]
+fn the_catalog_opens_no_file_itself() {
+    let file_access =
+        ["std::fs", "fs::", "File::", "OpenOptions", ".exists()", ".canonicalize()", ".read_dir()"];
+    let processes = ["std::process", "Command::"];
+    let mut found = Vec::new();
+    for path in rust_files(&root().join("src/catalog")) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        if name == "tests.rs" {
+            continue; // `#[cfg(test)]` fixtures write their files directly
+        }
+        let forbidden: Vec<&str> = if name == "git.rs" {
+            file_access.to_vec()
+        } else {
+            file_access.iter().chain(&processes).copied().collect()
+        };
+        for (n, line) in code_lines(&read(&path)) {
+            // A path (`fs::`, `File::`) must start a word (`IndexFile::` is not `File::`); a
+            // method call (`.exists()`) follows anything.
+            let hit = |w: &str| {
+                if w.starts_with(char::is_alphabetic) {
+                    find_word(line, w).is_some()
+                } else {
+                    line.contains(w)
+                }
+            };
+            if let Some(word) = forbidden.iter().find(|w| hit(w)) {
+                found.push(format!("{}:{n}: `{word}` in `{}`", shown(&path), line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the catalog reaches files or runs programs itself (use `workspace`; only git.rs runs git):\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn no_should_panic() {
     // Spelled in two pieces so this file does not match itself.
