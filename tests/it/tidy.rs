@@ -292,6 +292,33 @@ fn the_architecture_doc_shows_the_enforced_layers() {
     );
 }
 
+/// `src/lib.rs` opens with the modules in reading order and their layers (`` `a`, `b` (L0); …``):
+/// the same modules in the same layers as `LAYERS`. Catches a module added without its place in
+/// the crate's front page (`catalog`, `messages` and `search` were once missing).
+#[test]
+fn lib_rs_lists_every_module_in_its_layer() {
+    let text = read(&root().join("src/lib.rs"));
+    let header: Vec<&str> =
+        text.lines().take_while(|l| l.starts_with("//!")).map(|l| l.trim_start_matches("//!")).collect();
+    let header = header.join(" ");
+    let list =
+        header.split_once("reading order").and_then(|(_, rest)| rest.split_once("):")).map_or("", |(_, l)| l);
+    let mut listed: BTreeMap<String, String> = BTreeMap::new();
+    for group in list.split(';') {
+        let Some((names, layer)) = group.split_once("(L") else { continue };
+        let layer = format!("L{}", layer.chars().take_while(char::is_ascii_digit).collect::<String>());
+        for name in backticked(names) {
+            listed.insert(name, layer.clone());
+        }
+    }
+    let enforced: BTreeMap<String, String> =
+        LAYERS.iter().map(|(l, m, _)| ((*m).to_owned(), (*l).to_owned())).collect();
+    assert_eq!(
+        listed, enforced,
+        "src/lib.rs's module list (left) differs from LAYERS in tests/it/tidy.rs (right)"
+    );
+}
+
 /// A module table row's "May import" column.
 enum DocMay {
     /// "everything in L0–L<n>": every module of layers up to this one.
