@@ -1,8 +1,9 @@
 //! local-vector-search-mcp: a project's Markdown, searchable (Japanese-aware) and safely editable.
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
-//! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `links`, `config` (L1);
-//! `store`, `lexical`, `vectors` (L2); `indexer`, `assets`, `export`, `html` (L3); `engine` (L4); `mcp`, `cli` (L6).
+//! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `links`, `config`,
+//! `messages` (L1); `store`, `lexical`, `vectors`, `catalog` (L2); `indexer`, `search`, `assets`,
+//! `export`, `html` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
 pub mod assets;
 pub mod catalog;

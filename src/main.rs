@@ -26,9 +26,9 @@ fn main() -> ExitCode {
 ///   threads gets an arena of its own, and memory freed in one is not reused by another;
 /// - blocks of 128 KiB and more always mapped on their own (`M_MMAP_THRESHOLD`): glibc raises
 ///   that threshold each time such a block is freed, after which large blocks such as the index
-///   writer's arena pages come from the heap and are freed into it. Under the soak the heap was
-///   16–46 MB lower with the fixed threshold; it still grows, so this narrows the fragmentation
-///   (half the heap free after 9 minutes without it) but does not end it.
+///   writer's arena pages come from the heap and are freed into it. Under the soak the heap
+///   stayed lower with the fixed threshold but still grew: this narrows the fragmentation, it
+///   does not end it (the measurements are in that section of `docs/reliability.md`).
 ///
 /// A setting given in the environment (`MALLOC_ARENA_MAX`, `MALLOC_MMAP_THRESHOLD_`) is left
 /// to glibc.

@@ -8,9 +8,9 @@
 
 use super::Language;
 use super::find::{BRIEF_FIELDS, FindQuery, OPTIONAL_FIELDS};
-use super::messages::{Msg, msg};
 use super::norm;
 use crate::error::{Error, Result};
+use crate::messages::{Msg, msg};
 use crate::wire::FindDocsRequest;
 
 /// Reads `format`: `true` for `json`, `false` for `markdown` or none.

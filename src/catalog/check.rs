@@ -14,9 +14,9 @@ use std::sync::Arc;
 use super::config::{CatalogSettings, SettingsProblem};
 use super::docs::{DocInfo, FileProblem, IndexRead, index_missing_message};
 use super::index::{DocEntry, Index, Resolved, TagEntry, Vocabulary, quoted_list};
-use super::messages::{Msg, msg};
 use super::{Language, norm};
 use crate::links::{Target, resolve};
+use crate::messages::{Msg, msg};
 use crate::workspace::{GlobFilter, nfc};
 
 /// One issue (`docs/reference/catalog-spec.md` §6.4.2).

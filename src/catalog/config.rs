@@ -22,10 +22,10 @@ use std::path::{Component, Path, PathBuf};
 
 use yaml_serde::{Mapping, Value};
 
-use super::messages::{Msg, msg};
 use super::{ISSUE_KINDS, Language};
 use crate::error::{Error, ErrorCode, Result};
-use crate::workspace::{GlobFilter, PathContext, Workspace};
+use crate::messages::{Msg, msg};
+use crate::workspace::{GlobFilter, PathContext, Workspace, outside};
 
 /// The file name of a standalone catalog configuration (mdmark's).
 pub const STANDALONE_FILE: &str = "mdmark.config.yaml";
@@ -221,7 +221,7 @@ pub fn inspect_settings(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<O
 
 /// E1 with the folders searched.
 pub fn no_configuration(env: &SettingsEnv<'_>) -> Error {
-    let folders: Vec<String> = standalone_candidates(env.project_root)
+    let folders: Vec<String> = outside::folders_up_to_repository(env.project_root)
         .iter()
         .enumerate()
         .map(|(i, _)| if i == 0 { "`.`".to_owned() } else { format!("`{}`", vec![".."; i].join("/")) })
@@ -275,7 +275,7 @@ fn locate(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Source>>
     }
     if let Some(section) = env.server_section.filter(|v| !v.is_null()) {
         let file = env.server_file.map(|f| display_file(env.workspace, f)).unwrap_or_default();
-        let base = std::fs::canonicalize(env.project_root).unwrap_or_else(|_| env.project_root.to_path_buf());
+        let base = outside::canonical_or_given(env.project_root);
         return Ok(Some(Source {
             origin: SettingsOrigin::ServerConfig,
             file,
@@ -285,47 +285,33 @@ fn locate(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Source>>
             report_unknown: true,
         }));
     }
-    for folder in standalone_candidates(env.project_root) {
+    // The project root and its parents up to and including the first folder holding `.git`.
+    for folder in outside::folders_up_to_repository(env.project_root) {
         let path = folder.join(STANDALONE_FILE);
-        match std::fs::symlink_metadata(&path) {
-            Ok(meta) if meta.is_file() => {
-                let file = display_file(env.workspace, &path);
-                let bytes = read_limited(&path, &file)?;
-                let value = parse_yaml(&bytes, &file)?;
-                let base = std::fs::canonicalize(&folder).unwrap_or(folder);
-                return Ok(Some(Source {
-                    origin: SettingsOrigin::Standalone,
-                    file,
-                    base,
-                    section: value,
-                    key_prefix: "",
-                    report_unknown: false,
-                }));
-            }
-            _ => continue,
-        }
+        let bytes = match outside::read_regular_file(&path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => continue,
+            Err(e) => return Err(Error::io(&format!("`{}`", display_file(env.workspace, &path)), &e)),
+        };
+        let file = display_file(env.workspace, &path);
+        check_size(&bytes, &file)?;
+        let value = parse_yaml(&bytes, &file)?;
+        let base = outside::canonical_or_given(&folder);
+        return Ok(Some(Source {
+            origin: SettingsOrigin::Standalone,
+            file,
+            base,
+            section: value,
+            key_prefix: "",
+            report_unknown: false,
+        }));
     }
     Ok(None)
 }
 
-/// The project root and its parents up to and including the first folder holding `.git`.
-fn standalone_candidates(project_root: &Path) -> Vec<PathBuf> {
-    let start = std::fs::canonicalize(project_root).unwrap_or_else(|_| project_root.to_path_buf());
-    let mut out = Vec::new();
-    let mut folder = Some(start.as_path());
-    while let Some(f) = folder {
-        out.push(f.to_path_buf());
-        if std::fs::symlink_metadata(f.join(".git")).is_ok() {
-            break;
-        }
-        folder = f.parent();
-    }
-    out
-}
-
 /// A file shown to users: root-relative when inside the root, else its file name.
 fn display_file(workspace: &Workspace, path: &Path) -> String {
-    let abs = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let abs = outside::canonical_or_given(path);
     match abs.strip_prefix(workspace.root()) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel
             .components()
@@ -336,15 +322,15 @@ fn display_file(workspace: &Workspace, path: &Path) -> String {
     }
 }
 
-fn read_limited(path: &Path, shown: &str) -> Result<Vec<u8>> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(&format!("`{shown}`"), &e))?;
+/// A configuration file larger than [`MAX_CONFIG_BYTES`] is refused.
+fn check_size(bytes: &[u8], shown: &str) -> Result<()> {
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(Error::new(
             ErrorCode::UnsupportedFormat,
             msg!(Language::En, ConfigTooLarge, path = shown),
         ));
     }
-    Ok(bytes)
+    Ok(())
 }
 
 /// Parses YAML; a syntax error is E3 (in English: the file's `language` cannot be read).

@@ -19,12 +19,12 @@ use yaml_serde::Value;
 
 use super::config::{CatalogSettings, yaml_detail};
 use super::index::{MAX_INDEX_BYTES, PathBase, Validated, validate};
-use super::messages::{Msg, msg};
 use super::model::Model;
 use super::{Language, norm};
 use crate::error::{Error, ErrorCode, ErrorDetail, Result};
 use crate::links::{DocLinks, extract};
 use crate::markdown::{Document, prose_text};
+use crate::messages::{Msg, msg};
 use crate::workspace::{FileStamp, GuardWalk, PathContext, RelPath, Workspace};
 
 /// Documents larger than this are not scanned for links or mentions (§5.2).

@@ -19,8 +19,8 @@
 use yaml_serde::{Mapping, Value};
 
 use super::Language;
-use super::messages::{Msg, msg};
 use crate::error::{Error, ErrorCode, Result};
+use crate::messages::{Msg, msg};
 
 /// What to do to the target list.
 #[derive(Clone, Debug)]

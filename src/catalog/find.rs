@@ -14,11 +14,11 @@ use serde_json::{Map, Value, json};
 
 use super::docs::DocInfo;
 use super::index::{DocEntry, Index, Resolved, Vocabulary, close_names, inverse, quoted_list};
-use super::messages::{Msg, msg};
 use super::model::Model;
 use super::{Language, norm};
 use crate::error::{Error, Result};
 use crate::links::{Target, html_stem, resolve};
+use crate::messages::{Msg, msg};
 
 /// The fields `include`/`exclude` may name, in the order of `omitted`.
 pub const OPTIONAL_FIELDS: [&str; 4] = ["path", "aliases", "related", "referenced_by"];
@@ -184,20 +184,6 @@ fn side(direction: &str, recorded: Vec<(Option<&str>, &Option<String>)>, body: b
         .into_iter()
         .map(|(kind, when)| json!({"direction": direction, "type": kind, "when": when}))
         .collect()
-}
-
-/// Whether `prose` (normalised) mentions `alias` (normalised), at ASCII word boundaries for
-/// ASCII-alphanumeric aliases.
-pub fn mentions(prose: &str, alias: &str) -> bool {
-    if !alias.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return prose.contains(alias);
-    }
-    prose.match_indices(alias).any(|(at, _)| {
-        let before = prose[..at].chars().next_back();
-        let after = prose[at + alias.len()..].chars().next();
-        !before.is_some_and(|c| c.is_ascii_alphanumeric())
-            && !after.is_some_and(|c| c.is_ascii_alphanumeric())
-    })
 }
 
 /// E13.

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use super::Language;
-use super::messages::{Msg, msg};
 use crate::error::{Error, Result};
+use crate::messages::{Msg, msg};
 
 /// Files changed between the merge base of `base` and `HEAD` and the working tree, plus
 /// untracked files git does not ignore; root-relative.

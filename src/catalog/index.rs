@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use yaml_serde::{Mapping, Value};
 
 use super::config::{kind_of, scalar_string};
-use super::messages::{Msg, msg};
 use super::{Language, norm};
+use crate::messages::{Msg, msg};
 use crate::workspace::{GlobFilter, RelPath};
 
 /// The largest index file read (`docs/reference/catalog-spec.md` §4.1).

@@ -5,9 +5,12 @@
 //!
 //! - Never overwrites: an existing standalone configuration or a `catalog` key in the server
 //!   configuration stops the command before anything is written; an existing index is kept.
-//! - The server configuration is changed only by appending text, so its comments stay.
+//! - The server configuration is changed only by appending text, so its comments stay; the
+//!   append is atomic (`workspace::append_file_atomic`): a crash or a full disk leaves the file as
+//!   it was, and a file created or changed meanwhile is left alone.
+//! - Every file is reached through `workspace`: the index through the guard, the configuration
+//!   files (which may lie outside the root) through `workspace::outside`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use yaml_serde::{Mapping, Value};
@@ -15,11 +18,11 @@ use yaml_serde::{Mapping, Value};
 use super::config::{STANDALONE_FILE, resolve_in_root};
 use super::editor::new_entry_lines;
 use super::index::stored_path;
-use super::messages::{Msg, msg};
 use crate::error::{Error, Result};
 use crate::markdown::scan_links;
+use crate::messages::{Msg, msg};
 use crate::text::Language;
-use crate::workspace::{GlobFilter, PathContext, Workspace};
+use crate::workspace::{GlobFilter, PathContext, Workspace, append_file_atomic, outside};
 
 /// The first lines of a created index.
 const INDEX_HEADER: &str = "# Catalog index: docs, terms and the tag vocabulary.\n# Format: kb_read_guide {\"names\": [\"catalog-index\"]}\nversion: 1\n";
@@ -38,7 +41,7 @@ pub struct InitRequest<'a> {
 
 /// Creates the configuration and the index; returns one line per file created or kept.
 pub fn init(ws: &Workspace, req: &InitRequest<'_>) -> Result<Vec<String>> {
-    let base = std::fs::canonicalize(req.project_root).unwrap_or_else(|_| req.project_root.to_path_buf());
+    let base = outside::canonical_or_given(req.project_root);
     let index_abs: PathBuf = match req.index {
         Some(p) => p.to_path_buf(),
         None => ws.root().join("index.yaml"),
@@ -57,8 +60,7 @@ pub fn init(ws: &Workspace, req: &InitRequest<'_>) -> Result<Vec<String>> {
     };
 
     // Refuse before writing anything.
-    let (config_path, config_text, config_shown) =
-        planned_config(req, &base, &index_value, scan_line.as_deref())?;
+    let config = planned_config(req, &base, &index_value, scan_line.as_deref())?;
 
     // The index text (pre-filled with --scan).
     let index_exists = ws.file_metadata(&index_rel)?.is_some();
@@ -66,18 +68,12 @@ pub fn init(ws: &Workspace, req: &InitRequest<'_>) -> Result<Vec<String>> {
         if index_exists { None } else { Some(index_text(ws, &base, index_rel.as_str(), req.scan)?) };
 
     let mut lines = Vec::new();
-    let existed = config_path.exists();
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .create(req.server_config.is_some())
-        .create_new(req.server_config.is_none())
-        .open(&config_path)
-        .map_err(|e| Error::io(&format!("`{config_shown}`"), &e))?;
-    file.write_all(config_text.as_bytes()).map_err(|e| Error::io(&format!("`{config_shown}`"), &e))?;
-    lines.push(if req.server_config.is_some() && existed {
-        format!("added a catalog section to {config_shown}")
+    // Created when missing (never over a file that appeared meanwhile), else appended to.
+    append_file_atomic(&config.path, config.text.as_bytes(), &format!("`{}`", config.shown))?;
+    lines.push(if config.existed {
+        format!("added a catalog section to {}", config.shown)
     } else {
-        format!("created {config_shown}")
+        format!("created {}", config.shown)
     });
     match index_text {
         None => lines.push(format!("kept existing {index_rel}")),
@@ -89,26 +85,42 @@ pub fn init(ws: &Workspace, req: &InitRequest<'_>) -> Result<Vec<String>> {
     Ok(lines)
 }
 
-/// The configuration file to write, the text to append to it and its name for messages; an
-/// existing catalog configuration is refused.
+/// The configuration file `init` writes.
+struct PlannedConfig {
+    /// Where it is (absolute).
+    path: PathBuf,
+    /// What to append to it (all of it, when it does not exist yet).
+    text: String,
+    /// Its name for messages.
+    shown: String,
+    /// Whether it exists (only a server configuration may: a standalone one is refused).
+    existed: bool,
+}
+
+/// The configuration file to write and the text to append to it; an existing catalog
+/// configuration is refused.
 fn planned_config(
     req: &InitRequest<'_>,
     base: &Path,
     index_value: &str,
     scan_line: Option<&str>,
-) -> Result<(PathBuf, String, String)> {
+) -> Result<PlannedConfig> {
     let Some(path) = req.server_config else {
         let path = base.join(STANDALONE_FILE);
-        if path.exists() {
+        if outside::exists(&path) {
             return Err(Error::invalid_argument(msg!(Language::En, InitFileExists, path = STANDALONE_FILE)));
         }
-        return Ok((path, standalone(index_value, scan_line), STANDALONE_FILE.to_owned()));
+        let text = standalone(index_value, scan_line);
+        return Ok(PlannedConfig { path, text, shown: STANDALONE_FILE.to_owned(), existed: false });
     };
     let shown = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if !path.exists() {
-        return Ok((path.to_path_buf(), server_section(index_value, scan_line), shown));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(&format!("`{shown}`"), &e))?;
+    let io = |e: &std::io::Error| Error::io(&format!("`{shown}`"), e);
+    let Some(bytes) = outside::read_if_exists(path).map_err(|e| io(&e))? else {
+        let text = server_section(index_value, scan_line);
+        return Ok(PlannedConfig { path: path.to_path_buf(), text, shown, existed: false });
+    };
+    let text =
+        String::from_utf8(bytes).map_err(|e| io(&std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
     let has_catalog =
         matches!(yaml_serde::from_str::<Value>(&text), Ok(Value::Mapping(m)) if m.contains_key("catalog"));
     if has_catalog {
@@ -119,7 +131,7 @@ fn planned_config(
         section.push('\n');
     }
     section.push_str(&server_section(index_value, scan_line));
-    Ok((path.to_path_buf(), section, shown))
+    Ok(PlannedConfig { path: path.to_path_buf(), text: section, shown, existed: true })
 }
 
 fn standalone(index: &str, scan: Option<&str>) -> String {

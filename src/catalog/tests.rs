@@ -817,7 +817,7 @@ fn doc_data_of_a_large_index_comes_back_in_order() {
 /// when a message is rendered with them.
 #[test]
 fn every_message_has_the_same_arguments_in_both_languages() {
-    use super::messages::{CATALOGUE, fill, placeholders};
+    use crate::messages::{CATALOGUE, fill, placeholders};
     for (m, _, en, ja) in CATALOGUE {
         assert_eq!(
             placeholders(en),
@@ -851,7 +851,7 @@ fn code_span(cell: &str) -> Option<String> {
 /// (`docs/reference/catalog-spec.md` §9.2 and §9.5), in both languages.
 #[test]
 fn numbered_and_issue_messages_are_the_specification_texts() {
-    use super::messages::CATALOGUE;
+    use crate::messages::CATALOGUE;
     let Some(spec) = crate::testdata::shared_or_skip("spec/catalog.md") else { return };
     let spec = fs::read_to_string(spec).unwrap();
     let mut rows: std::collections::HashMap<String, (String, String)> = std::collections::HashMap::new();

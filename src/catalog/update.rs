@@ -16,9 +16,9 @@ use super::config::{CatalogSettings, scalar_string};
 use super::docs::{index_missing_message, violation_message};
 use super::editor::{Splice, is_flow, reemit_flow, splice, unsupported};
 use super::index::{MAX_INDEX_BYTES, PathBase, stored_path, validate};
-use super::messages::{Msg, msg};
 use super::{Language, norm};
 use crate::error::{Error, ErrorCode, Result};
+use crate::messages::{Msg, msg};
 use crate::text::sha256_hex;
 use crate::workspace::{LockFile, PathContext, RelPath, Workspace};
 

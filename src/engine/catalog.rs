@@ -9,12 +9,10 @@
 //!   the write gate of `kb_update_index` comes before anything is read (§2.4).
 
 use super::{Engine, paging};
-use crate::catalog::args;
-use crate::catalog::docs::load_valid_index;
-use crate::catalog::find::{Budget, TagsPage, find_docs, tag_rows, tags_answer};
-use crate::catalog::load::{query_input, run_check};
-use crate::catalog::update::{Update, update_index};
-use crate::catalog::{self, CatalogSettings, Language, SettingsEnv};
+use crate::catalog::{
+    self, Budget, CatalogSettings, InitRequest, Language, SettingsEnv, TagsPage, Update, find_docs,
+    load_valid_index, query_input, run_check, tag_rows, tags_answer, update_index,
+};
 use crate::config::MIN_ANSWER_BYTES;
 use crate::error::{Error, ErrorCode, Result};
 use crate::messages::{Msg, msg};
@@ -50,7 +48,7 @@ impl Engine {
     pub fn find_docs(&self, req: &FindDocsRequest) -> Result<CatalogText> {
         let settings = self.catalog_settings(req.config.as_deref())?;
         let lang = settings.language;
-        let mut query = args::find_query(req, lang)?;
+        let mut query = catalog::find_query(req, lang)?;
         query.budget =
             Some(Budget { bytes: self.catalog_budget(req.max_bytes, lang)?, fit: paging::fitting_room });
         let (file, infos) = query_input(&self.core.workspace, &self.catalog_docs, &settings)?;
@@ -62,7 +60,7 @@ impl Engine {
     pub fn list_tags(&self, req: &ListTagsRequest) -> Result<CatalogText> {
         let settings = self.catalog_settings(req.config.as_deref())?;
         let lang = settings.language;
-        let json = args::format_is_json(req.format.as_deref(), lang)?;
+        let json = catalog::format_is_json(req.format.as_deref(), lang)?;
         let budget = self.catalog_budget(req.max_bytes, lang)?;
         let file = load_valid_index(&self.core.workspace, &settings, &self.catalog_docs)?;
         let rows = tag_rows(&file.validated.index, file.model(), req.query.as_deref());
@@ -108,10 +106,10 @@ impl Engine {
         hook: &dyn Fn(),
     ) -> Result<UpdateIndexResponse> {
         if !self.config.knowledge_base.allow_writes {
-            return Err(Error::new(ErrorCode::PermissionDenied, args::writes_disabled("kb_update_index")));
+            return Err(Error::new(ErrorCode::PermissionDenied, catalog::writes_disabled("kb_update_index")));
         }
         let settings = self.catalog_settings(req.config.as_deref())?;
-        let item = args::update_item(&req.item, settings.language)?;
+        let item = catalog::update_item(&req.item, settings.language)?;
         let _serial = self.catalog_updates.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let done = update_index(
             &self.core.workspace,
@@ -131,14 +129,9 @@ impl Engine {
         index: Option<&std::path::Path>,
         scan: &[String],
     ) -> Result<Vec<String>> {
-        crate::catalog::init::init(
+        catalog::init(
             &self.core.workspace,
-            &crate::catalog::init::InitRequest {
-                project_root: &self.config.project_root,
-                server_config,
-                index,
-                scan,
-            },
+            &InitRequest { project_root: &self.config.project_root, server_config, index, scan },
         )
     }
 

@@ -7,8 +7,7 @@
 
 use super::Engine;
 use crate::assets::{ImageFormat, MAX_ASSET_BYTES, SIGNATURE_BYTES};
-use crate::catalog::docs::{DocCache, IndexRead, read_index};
-use crate::catalog::{CatalogSettings, HtmlLang};
+use crate::catalog::{CatalogSettings, DocCache, HtmlLang, IndexRead, read_index};
 use crate::error::{Error, ErrorCode, Result};
 use crate::html::{self, FileKind, Files, ImageProblem, Language, SiteDoc};
 use crate::messages::{Msg, msg};

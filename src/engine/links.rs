@@ -1,4 +1,4 @@
-//! `kb_links`: the link graph the indexer writes with every commit (`links.json`), queried
+//! `kb_links`: the link graph the indexer writes with every commit (`links.bin`), queried
 //! without opening the store, so any process can answer while another one writes.
 
 use std::collections::HashMap;
@@ -104,7 +104,7 @@ impl Engine {
         })
     }
 
-    /// The committed link graph, reloaded when the writer replaced `links.json`.
+    /// The committed link graph, reloaded when the writer replaced `links.bin`.
     fn link_index(&self) -> Result<Arc<LinkIndex>> {
         self.core.readers.links()
     }

@@ -61,7 +61,7 @@ pub struct Engine {
     service: Arc<IndexService>,
     watcher: Mutex<Option<FileWatcher>>,
     /// Per-document catalog data (`kb_find_docs`, `kb_check`), kept under each file's stamp.
-    catalog_docs: crate::catalog::docs::DocCache,
+    catalog_docs: crate::catalog::DocCache,
     /// Serialises `kb_update_index` calls (read, edit, write of the catalog index).
     catalog_updates: Mutex<()>,
     /// The last large document parsed for `kb_read`/`kb_outline`, by its source hash: paging

@@ -919,12 +919,11 @@ impl Indexer {
     /// after a large run, the warning of files that failed, the vector side told.
     fn finish_run(&mut self, mut run: Run, progress: &mut dyn FnMut(&Progress)) -> Result<ReindexResult> {
         // A run that rewrote or dropped many documents leaves the old pages free inside redb's
-        // file (a third of it after a full index of visualstudio-docs-ja): give them back.
-        // The lexical index is left in one segment per commit and indexing thread (six after a
-        // full index of visualstudio-docs-ja): merged into one, a query runs about 15 % faster
-        // and the index takes 6 % less disk, for 1.4 s of one core at the end of the run
-        // (docs/performance.md, "One segment after a large reindex"). Searches see the commit
-        // already; a failed merge costs speed, not data.
+        // file (`docs/performance.md`, "Index size (issue #18)"): give them back.
+        // The lexical index is left in one segment per commit and indexing thread: merged into
+        // one, queries are faster and the index smaller, for a little CPU at the end of the run
+        // (measured: docs/performance.md, "One segment after a large reindex"). Searches see
+        // the commit already; a failed merge costs speed, not data.
         if run.result.indexed_files + run.result.deleted_files >= COMPACT_AFTER {
             self.store.compact()?;
             let t = std::time::Instant::now();

@@ -707,7 +707,8 @@ impl<'a> Worker<'a> {
             }
             // Fairness: edits go first, but not twice in a row while background work waits.
             // Before, a reindex requested under 16 editing clients waited for a moment with no
-            // edit queued and ran 13 minutes late (`docs/reliability.md`, "Soak, round 2").
+            // edit queued and ran many minutes late (measured: `docs/reliability.md`, "Soak,
+            // round 2").
             let background = s.repair_requested
                 || (self.phase.is_none() && s.reindex.requested.is_some())
                 || embed_step

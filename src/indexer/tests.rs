@@ -50,7 +50,7 @@ fn the_link_graph_follows_commits_moves_and_crashes() {
     assert_eq!(link_graph(&layout).docs["a.md"].links[0].raw, "c.md");
     let generation = ix.store().generation().unwrap();
     assert_eq!((link_graph(&layout).generation, layout.links_generation()), (generation, Some(generation)));
-    // An edit that changes no link or anchor leaves links.json alone; links.gen moves on.
+    // An edit that changes no link or anchor leaves links.bin alone; links.gen moves on.
     std::fs::write(dir.path().join("a.md"), "# A\n\n[c](c.md)\n\nA new paragraph.\n").unwrap();
     ix.reconcile(&[RelPath::new("a.md").unwrap()]).unwrap();
     assert_eq!(link_graph(&layout).generation, generation);

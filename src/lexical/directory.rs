@@ -16,10 +16,10 @@
 //! It also keeps tantivy's mmap cache bounded. `MmapDirectory` remembers every file it ever
 //! mapped (the path and a weak reference) and forgets dead entries only when someone asks for
 //! its cache statistics; a server that commits an edit, reloads its reader and merges segments
-//! opens 7–8 new segment files per commit, so the cache grew by about 1 KB per commit forever
-//! (about 13 MB of small allocations in the writer's and the readers' directories after 10
-//! minutes of the HTTP soak, scattered among the request churn so that they pinned far more
-//! resident pages than that: `docs/reliability.md`, "Seventh run"). [`SwitchedDirectory`] prunes it after every [`PRUNE_EVERY`] opens.
+//! opens several new segment files per commit, so the cache grew with every commit forever
+//! (small allocations in the writer's and the readers' directories, scattered among the request
+//! churn so that they pinned far more resident pages than their size; measured:
+//! `docs/reliability.md`, "Seventh run"). [`SwitchedDirectory`] prunes it after every [`PRUNE_EVERY`] opens.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};

@@ -212,7 +212,7 @@ fn broken_links_of_the_whole_project() {
 #[test]
 fn the_snapshot_round_trips_and_tells_its_generation() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("links.json");
+    let path = dir.path().join("links.bin");
     let g = fixture();
     g.write(&path).unwrap();
     assert_eq!(LinkGraph::read_generation(&path), Some(7));

@@ -2,9 +2,9 @@
 //!
 //! - Metric: cosine (`1 - cos θ`), so unnormalised vectors rank like normalised ones; for
 //!   bge-m3 (normalised) that is the same order as L2 (`docs/reference/original-server.md` §8.3).
-//! - Scalars are stored as bfloat16: half the memory of f32, as fast as f32 (IEEE f16 is 4x
-//!   slower to build without usearch's SIMD kernels) and recall@10 0.998 against an exact scan
-//!   (`docs/design/vectors.md`, `docs/performance.md`).
+//! - Scalars are stored as bfloat16: half the memory of f32, as fast as f32 (IEEE f16 is much
+//!   slower to build without usearch's SIMD kernels) and nearly the recall of an exact scan
+//!   (measured: `docs/design/vectors.md`, `docs/performance.md`).
 //! - Saving writes a temporary file and renames it, so a reader that mapped the old file keeps a
 //!   consistent view and a crash never leaves half a file.
 

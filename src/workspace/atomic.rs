@@ -7,6 +7,10 @@
 //! of the index writer lock, so the temp name is fixed per target and a crash leaves at most one
 //! stale temp file that the next write replaces; no fsync, as derived files can be rebuilt).
 //!
+//! A third, [`append_file_atomic`], adds text to the end of a configuration file the user named
+//! (`init` appending a `catalog:` section): such a file may lie outside the root, so it is reached
+//! by its absolute path, but it is the user's file, so it gets random temp names and fsync.
+//!
 //! It also holds the two primitives both writers of user files share: the no-overwrite rename
 //! (`files.rs` publishes and moves assets with it, `write.rs` moves Markdown) and the removal of
 //! folders a failed write created. They live here, below both, so neither imports the other.
@@ -17,7 +21,7 @@ use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// Name prefix of the temp files writes create next to their target; listings skip such names.
 pub const TEMP_PREFIX: &str = ".lvs-tmp-";
@@ -44,6 +48,73 @@ pub fn replace_file_atomic(path: &Path, what: &str, fill: impl FnOnce(&Path) -> 
     fill(&temp.path)?;
     fs::rename(&temp.path, path).map_err(|e| Error::io(what, &e))?;
     temp.disarm();
+    Ok(())
+}
+
+/// Appends `text` to the file at `path` atomically: the current bytes and then `text` are
+/// written to a temp file in the same folder (with the file's permissions), fsynced and renamed
+/// over the file, so a crash or a full disk leaves the old file whole. `what` names the file in
+/// messages (e.g. `` `lvsm.yaml` ``).
+///
+/// - A missing file is created, but never over a file that appeared meanwhile.
+/// - A link is followed: its target gets the new bytes, the link stays a link.
+/// - A file that changed between the read and the rename is left as it is (`CONFLICT`).
+pub fn append_file_atomic(path: &Path, text: &[u8], what: &str) -> Result<()> {
+    append_between(path, text, what, |_| {})
+}
+
+/// [`append_file_atomic`], running `between` (with the target's path) after the temp file is
+/// written and before it is published: the tests change the target there.
+pub(super) fn append_between(
+    path: &Path,
+    text: &[u8],
+    what: &str,
+    between: impl FnOnce(&Path),
+) -> Result<()> {
+    use std::io::Write;
+    let io = |e: &std::io::Error| Error::io(what, e);
+    let target = match fs::canonicalize(path) {
+        Ok(target) => target,
+        // Missing (or a dangling link, which the no-replace rename below then refuses).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
+        Err(e) => return Err(io(&e)),
+    };
+    let before = match fs::read(&target) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io(&e)),
+    };
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (temp, mut file) = TempFile::create(&dir).map_err(|e| io(&e))?;
+    let mut written =
+        file.write_all(before.as_deref().unwrap_or_default()).and_then(|()| file.write_all(text));
+    if written.is_ok() && before.is_some() {
+        written = fs::metadata(&target).and_then(|m| file.set_permissions(m.permissions()));
+    }
+    let written = written.and_then(|()| file.sync_all());
+    drop(file);
+    written.map_err(|e| io(&e))?;
+    between(&target);
+    match before {
+        None => rename_no_replace(&temp.path, &target).map_err(|e| io(&e))?,
+        Some(before) => {
+            // Another writer's change would be lost by the rename: keep theirs instead.
+            if fs::read(&target).map_err(|e| io(&e))? != before {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!(
+                        "{what} changed while it was being written, so it was left as it is; run the command again."
+                    ),
+                ));
+            }
+            fs::rename(&temp.path, &target).map_err(|e| io(&e))?;
+        }
+    }
+    temp.disarm();
+    sync_dir(&dir);
     Ok(())
 }
 

@@ -1,5 +1,6 @@
 //! Cached listings of the root (issue #28): `kb_list_images` pages through thousands of images,
-//! and walking the whole root for every page cost 20 ms a page at 5,000 images.
+//! and walking the whole root again for every page made each page cost a full walk (measured:
+//! `docs/performance.md`, "Asset tools (issue #11)").
 //!
 //! A listing remembers the stamp ([`Stamp`]: size, modification time, inode, status-change
 //! time) of every directory it read. Creating, deleting or renaming an entry changes its

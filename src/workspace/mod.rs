@@ -42,6 +42,10 @@
 //! the name as it is on disk when the caller typed another form of it (macOS writes NFD), and
 //! globs match either form (`workspace/nfc.rs`).
 //!
+//! Configuration files may lie outside the root (`--config`, a standalone catalog configuration
+//! above it): [`outside`] reads them by absolute path and [`append_file_atomic`] extends one;
+//! neither is a door to user documents.
+//!
 //! Listings ([`Workspace::scan_markdown`], [`Workspace::list_files`]) are sorted
 //! ordinal-ignore-case, then ordinal ([`compare_paths`]); they skip entries whose names the
 //! guard would refuse (so every listed path can be addressed), names that are not UTF-8, and
@@ -55,6 +59,8 @@ mod ignore_files;
 mod listing;
 mod lock;
 mod nfc;
+/// Configuration files outside the root (`workspace/outside.rs`): named, not guarded.
+pub mod outside;
 mod path;
 mod read;
 mod scan;
@@ -68,7 +74,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use atomic::{TEMP_PREFIX, replace_file_atomic, write_file_atomic};
+pub use atomic::{TEMP_PREFIX, append_file_atomic, replace_file_atomic, write_file_atomic};
 pub use files::Staged;
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
 pub use guard::GuardWalk;

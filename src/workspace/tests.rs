@@ -935,6 +935,88 @@ fn derived_files_are_replaced_whole_and_failed_fills_leave_no_temp_file() {
     assert_eq!(names, ["status.json"]);
 }
 
+/// The names in `dir`, dotfiles included (a temp file is `.lvs-tmp-…`), sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().into_string().expect("utf-8"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `init` appends its `catalog:` section with this: the original text (comments included) must
+/// survive byte for byte, the mode too, and no temp file may stay behind.
+#[test]
+fn appending_keeps_the_original_bytes_and_mode_and_leaves_no_temp_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("lvsm.yaml");
+    let original = b"# my settings\r\nknowledgeBase:\n  root: docs  # trailing comment\n";
+    fs::write(&target, original).expect("config");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    append_file_atomic(&target, b"catalog:\n  index: index.yaml\n", "`lvsm.yaml`").expect("append");
+    let mut expected = original.to_vec();
+    expected.extend_from_slice(b"catalog:\n  index: index.yaml\n");
+    assert_eq!(fs::read(&target).expect("target"), expected);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&target).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the file's mode is kept");
+    }
+    assert_eq!(names_in(dir.path()), ["lvsm.yaml"]);
+
+    // A missing file is created.
+    let fresh = dir.path().join("new.yaml");
+    append_file_atomic(&fresh, b"a: 1\n", "`new.yaml`").expect("create");
+    assert_eq!(fs::read(&fresh).expect("created"), b"a: 1\n");
+    assert_eq!(names_in(dir.path()), ["lvsm.yaml", "new.yaml"]);
+}
+
+/// A write that loses the race keeps the other writer's bytes and cleans up its temp file.
+#[test]
+fn appending_never_overwrites_a_change_made_meanwhile() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let target = dir.path().join("lvsm.yaml");
+    fs::write(&target, b"a: 1\n").expect("config");
+    let err = atomic::append_between(&target, b"b: 2\n", "`lvsm.yaml`", |t| {
+        fs::write(t, b"edited: meanwhile\n").expect("edit")
+    })
+    .expect_err("changed meanwhile");
+    assert_eq!(err.code, ErrorCode::Conflict, "{err:?}");
+    assert_eq!(fs::read(&target).expect("target"), b"edited: meanwhile\n");
+    assert_eq!(names_in(dir.path()), ["lvsm.yaml"]);
+
+    // A file created meanwhile where none was is not replaced either.
+    let fresh = dir.path().join("mdmark.config.yaml");
+    atomic::append_between(&fresh, b"index: index.yaml\n", "`mdmark.config.yaml`", |t| {
+        fs::write(t, b"theirs\n").expect("create")
+    })
+    .expect_err("created meanwhile");
+    assert_eq!(fs::read(&fresh).expect("theirs"), b"theirs\n");
+    assert_eq!(names_in(dir.path()), ["lvsm.yaml", "mdmark.config.yaml"]);
+}
+
+/// `--config` may name a link (to a dotfiles checkout, say): the target grows, the link stays.
+#[cfg(unix)]
+#[test]
+fn appending_through_a_link_keeps_the_link() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    fs::create_dir(dir.path().join("dotfiles")).expect("dir");
+    let real = dir.path().join("dotfiles/lvsm.yaml");
+    fs::write(&real, b"a: 1\n").expect("config");
+    let link = dir.path().join("lvsm.yaml");
+    std::os::unix::fs::symlink(&real, &link).expect("link");
+    append_file_atomic(&link, b"b: 2\n", "`lvsm.yaml`").expect("append");
+    assert!(fs::symlink_metadata(&link).expect("link").file_type().is_symlink());
+    assert_eq!(fs::read(&real).expect("target"), b"a: 1\nb: 2\n");
+    assert_eq!(names_in(&dir.path().join("dotfiles")), ["lvsm.yaml"]);
+}
+
 #[test]
 fn sweeping_removes_temp_files_of_dead_processes_only() {
     let (dir, ws) = tree();

@@ -197,7 +197,7 @@ fn init_scan_prefills_the_index_and_a_server_config_gets_a_section() {
 #[test]
 fn the_index_schema_file_matches_the_code() {
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("schema/catalog.schema.json");
-    let fresh = serde_json::to_string_pretty(&lvs::catalog::index::json_schema()).unwrap() + "\n";
+    let fresh = serde_json::to_string_pretty(&lvs::catalog::index_json_schema()).unwrap() + "\n";
     if std::env::var_os("UPDATE_SCHEMA").is_some() {
         std::fs::write(&path, &fresh).unwrap();
     }
@@ -208,9 +208,9 @@ fn the_index_schema_file_matches_the_code() {
     );
     // The F1 index of these tests is valid against it, as far as the server's own check goes.
     let value: yaml_serde::Value = yaml_serde::from_str(INDEX).unwrap();
-    let checked = lvs::catalog::index::validate(
+    let checked = lvs::catalog::validate_index(
         &value,
-        lvs::catalog::index::PathBase { dir: "docs", internal: ".local-vector-search-mcp" },
+        lvs::catalog::PathBase { dir: "docs", internal: ".local-vector-search-mcp" },
         lvs::catalog::Language::En,
     );
     assert!(checked.violations.is_empty(), "{:?}", checked.violations);

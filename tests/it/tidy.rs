@@ -318,6 +318,207 @@ fn catalog_queries_and_checks_read_no_files() {
     assert!(found.is_empty(), "file or git access in the catalog's pure core:\n{}", found.join("\n"));
 }
 
+/// Every file the catalog opens goes through `workspace` (its guard for the documents and the
+/// index, `workspace::outside` and `workspace::append_file_atomic` for the configuration files);
+/// the one thing it runs itself is `git`, in `src/catalog/git.rs` (`docs/design/catalog.md`,
+/// "Files and `git`"). Catches a file opened, probed or written past the workspace's rules (a
+/// link followed, a non-atomic write such as `init`'s old append).
+#[test]
+fn the_catalog_opens_no_file_itself() {
+    let file_access =
+        ["std::fs", "fs::", "File::", "OpenOptions", ".exists()", ".canonicalize()", ".read_dir()"];
+    let processes = ["std::process", "Command::"];
+    let mut found = Vec::new();
+    for path in rust_files(&root().join("src/catalog")) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        if name == "tests.rs" {
+            continue; // `#[cfg(test)]` fixtures write their files directly
+        }
+        let forbidden: Vec<&str> = if name == "git.rs" {
+            file_access.to_vec()
+        } else {
+            file_access.iter().chain(&processes).copied().collect()
+        };
+        for (n, line) in code_lines(&read(&path)) {
+            // A path (`fs::`, `File::`) must start a word (`IndexFile::` is not `File::`); a
+            // method call (`.exists()`) follows anything.
+            let hit = |w: &str| {
+                if w.starts_with(char::is_alphabetic) {
+                    find_word(line, w).is_some()
+                } else {
+                    line.contains(w)
+                }
+            };
+            if let Some(word) = forbidden.iter().find(|w| hit(w)) {
+                found.push(format!("{}:{n}: `{word}` in `{}`", shown(&path), line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the catalog reaches files or runs programs itself (use `workspace`; only git.rs runs git):\n{}",
+        found.join("\n")
+    );
+}
+
+/// `docs/architecture.md` shows the layer table twice, as the "Code map" block (`L3  indexer
+/// search …  description`) and as the module table (`| `search` | L3 | `config`, … |`); both must
+/// say what `LAYERS` enforces: the same modules, each in the same layer, with the same imports.
+/// Catches a row added to or changed in `LAYERS` without the documentation, or the reverse.
+#[test]
+fn the_architecture_doc_shows_the_enforced_layers() {
+    let doc = read(&root().join("docs/architecture.md"));
+    let modules: BTreeSet<String> = top_level_modules().keys().cloned().collect();
+    let code_map = doc_code_map(&doc, &modules);
+    let table = doc_module_table(&doc);
+    let enforced: BTreeMap<&str, (&str, BTreeSet<&str>)> =
+        LAYERS.iter().map(|(l, m, may)| (*m, (*l, allowed(l, may).into_iter().collect()))).collect();
+
+    let mut problems = Vec::new();
+    for (module, (layer, imports)) in &enforced {
+        match code_map.get(*module) {
+            None => problems.push(format!("Code map block: `{module}` is missing (LAYERS: {layer})")),
+            Some(l) if l != layer => {
+                problems.push(format!("Code map block: `{module}` is in {l}, LAYERS says {layer}"))
+            }
+            Some(_) => {}
+        }
+        let Some((l, may)) = table.get(*module) else {
+            problems.push(format!("module table: no row for `{module}` (LAYERS: {layer})"));
+            continue;
+        };
+        if l != layer {
+            problems.push(format!("module table: `{module}` is in {l}, LAYERS says {layer}"));
+        }
+        let documented: BTreeSet<&str> = match may {
+            DocMay::Below(top) => table
+                .iter()
+                .filter(|(_, (l, _))| l.as_str() <= top.as_str())
+                .map(|(m, _)| m.as_str())
+                .collect(),
+            DocMay::Only(list) => list.iter().map(String::as_str).collect(),
+        };
+        if &documented != imports {
+            let extra: Vec<_> = documented.difference(imports).collect();
+            let missing: Vec<_> = imports.difference(&documented).collect();
+            problems.push(format!(
+                "module table: `{module}` may import differs from LAYERS: documented but not enforced {extra:?}, \
+                 enforced but not documented {missing:?}"
+            ));
+        }
+    }
+    for module in code_map.keys().filter(|m| !enforced.contains_key(m.as_str())) {
+        problems.push(format!("Code map block: `{module}` has no row in LAYERS"));
+    }
+    for module in table.keys().filter(|m| !enforced.contains_key(m.as_str())) {
+        problems.push(format!("module table: `{module}` has no row in LAYERS"));
+    }
+    assert!(
+        problems.is_empty(),
+        "docs/architecture.md and the LAYERS of tests/it/tidy.rs disagree (change both together):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// `src/lib.rs` opens with the modules in reading order and their layers (`` `a`, `b` (L0); …``):
+/// the same modules in the same layers as `LAYERS`. Catches a module added without its place in
+/// the crate's front page (`catalog`, `messages` and `search` were once missing).
+#[test]
+fn lib_rs_lists_every_module_in_its_layer() {
+    let text = read(&root().join("src/lib.rs"));
+    let header: Vec<&str> =
+        text.lines().take_while(|l| l.starts_with("//!")).map(|l| l.trim_start_matches("//!")).collect();
+    let header = header.join(" ");
+    let list =
+        header.split_once("reading order").and_then(|(_, rest)| rest.split_once("):")).map_or("", |(_, l)| l);
+    let mut listed: BTreeMap<String, String> = BTreeMap::new();
+    for group in list.split(';') {
+        let Some((names, layer)) = group.split_once("(L") else { continue };
+        let layer = format!("L{}", layer.chars().take_while(char::is_ascii_digit).collect::<String>());
+        for name in backticked(names) {
+            listed.insert(name, layer.clone());
+        }
+    }
+    let enforced: BTreeMap<String, String> =
+        LAYERS.iter().map(|(l, m, _)| ((*m).to_owned(), (*l).to_owned())).collect();
+    assert_eq!(
+        listed, enforced,
+        "src/lib.rs's module list (left) differs from LAYERS in tests/it/tidy.rs (right)"
+    );
+}
+
+/// A module table row's "May import" column.
+enum DocMay {
+    /// "everything in L0–L<n>": every module of layers up to this one.
+    Below(String),
+    /// The modules named in backticks (parenthesised remarks left out).
+    Only(Vec<String>),
+}
+
+/// The "Code map" block of the architecture doc: each `L<n>` line's leading module names.
+fn doc_code_map(doc: &str, modules: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Some(start) = doc.find("## Code map") else { return out };
+    let mut lines = doc[start..].lines().skip_while(|l| !l.starts_with("```")).skip(1);
+    for line in lines.by_ref().take_while(|l| !l.starts_with("```")) {
+        let mut words = line.split_whitespace();
+        let Some(layer) = words.next().filter(|w| w.starts_with('L')) else { continue };
+        for word in words.take_while(|w| modules.contains(*w)) {
+            out.insert(word.to_owned(), layer.to_owned());
+        }
+    }
+    out
+}
+
+/// The module table of the architecture doc: module → (layer, may import).
+fn doc_module_table(doc: &str) -> BTreeMap<String, (String, DocMay)> {
+    let mut out = BTreeMap::new();
+    let mut in_table = false;
+    for line in doc.lines() {
+        if line.starts_with("| Module | Layer |") {
+            in_table = true;
+            continue;
+        }
+        if !in_table {
+            continue;
+        }
+        if !line.starts_with('|') {
+            break;
+        }
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (Some(module), Some(layer), Some(may)) = (cells.get(1), cells.get(2), cells.get(3)) else {
+            continue;
+        };
+        let Some(module) = module.strip_prefix('`').and_then(|m| m.strip_suffix('`')) else { continue };
+        let may = match may.strip_prefix("everything in L0–") {
+            Some(top) => DocMay::Below(top.split_whitespace().next().unwrap_or_default().to_owned()),
+            None => DocMay::Only(backticked(&without_parentheses(may))),
+        };
+        out.insert(module.to_owned(), ((*layer).to_owned(), may));
+    }
+    out
+}
+
+/// `text` without its parenthesised parts.
+fn without_parentheses(text: &str) -> String {
+    let mut depth = 0usize;
+    text.chars()
+        .filter(|c| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect()
+}
+
+/// The words written in backticks in `text`.
+fn backticked(text: &str) -> Vec<String> {
+    text.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
 #[test]
 fn no_should_panic() {
     // Spelled in two pieces so this file does not match itself.
