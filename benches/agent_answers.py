@@ -187,6 +187,8 @@ def run_jsquad_question(server, q, answers, gold):
     top1 = s["hits"][0] if s["hits"] else None
     row["top1_gold"] = bool(top1 and top1.get("path") in gold)
     row["top1_cut"] = bool(top1 and first_seen != 1 and cut_by_window(s["snippets"][0], answers))
+    if row["top1_gold"] and first_seen != 1:  # the right passage first, the answer outside its snippet
+        row["top1_snippet"], row["answers"] = s["snippets"][0], answers
     if first_seen is not None and first_seen <= 3:
         row.update(outcome="search", read_bytes=0, cost=s["bytes"])
     elif top1 and top1.get("readHint"):
@@ -222,6 +224,7 @@ def summarise_jsquad(rows):
         "cost_until_answer": dist([r["cost"] for r in rows]),
         "cost_until_answer_answered": dist([r["cost"] for r in rows if r["outcome"] != "none"]),
         "read_bytes": dist([r["read_bytes"] for r in reads]),
+        "read_markdown_bytes": dist([r["read_markdown_bytes"] for r in reads]),
         "answered_search": share(lambda r: r["outcome"] == "search"),
         "answered_read": share(lambda r: r["outcome"] == "read"),
         "answered_none": share(lambda r: r["outcome"] == "none"),
@@ -289,7 +292,8 @@ def run_technical(args, work):
                    "warning_bytes": s["warning_bytes"], "modes": s["modes"], "error": s["error"], "read_bytes": 0,
                    "snippet_sizes": [utf8(x) for x in s["snippets"]]}
             if s["hits"] and s["hits"][0].get("readHint"):
-                row["read_bytes"], _, row["read_error"], _ = call(server, "kb_read", {"request": s["hits"][0]["readHint"]})
+                row["read_bytes"], rsc, row["read_error"], _ = call(server, "kb_read", {"request": s["hits"][0]["readHint"]})
+                row["read_markdown_bytes"] = utf8(rsc.get("markdown"))
             rows.append(row)
     finally:
         server.close()
@@ -302,6 +306,7 @@ def run_technical(args, work):
             "hits_per_search": statistics.fmean(r["hits"] for r in rows) if rows else 0.0,
             "warning_bytes": statistics.fmean(r["warning_bytes"] for r in rows) if rows else 0.0,
             "first_hit_read_bytes": dist([r["read_bytes"] for r in rows if r["read_bytes"]]),
+            "first_hit_read_markdown_bytes": dist([r["read_markdown_bytes"] for r in rows if r["read_bytes"]]),
             "search_plus_first_read_bytes": dist([r["bytes"] + r["read_bytes"] for r in rows]),
             "modes": sorted({m for r in rows for m in r["modes"]}),
             "errors": sum(1 for r in rows if r["error"])}, rows
@@ -345,7 +350,8 @@ def print_report(result):
         a = j["all"]
         print(f"\nper snippet median {num(a['bytes_per_snippet']['median'])} B; hits per search "
               f"{a['hits_per_search']:.2f}; warning {a['warning_bytes']:.0f} B per search; kb_read (when followed, "
-              f"{a['reads']}) median / p90 {num(a['read_bytes']['median'])} / {num(a['read_bytes']['p90'])} B, "
+              f"{a['reads']}) median / p90 {num(a['read_bytes']['median'])} / {num(a['read_bytes']['p90'])} B (its markdown "
+              f"{num(a['read_markdown_bytes']['median'])} B), "
               f"{a['reads_with_next_page']} with a next page")
         print(f"first hit is the gold passage: {pct(a['top1_gold'])}; of those, answer not in its snippet "
               f"{pct(a['top1_gold_answer_not_in_snippet'])}, cut by the snippet window "
@@ -356,7 +362,7 @@ def print_report(result):
               f"median / p90 {num(t['search_bytes']['median'])} / {num(t['search_bytes']['p90'])}; snippets median "
               f"{num(t['snippet_bytes']['median'])} ({pct(t['snippet_share'])} of the bytes, "
               f"{num(t['bytes_per_snippet']['median'])} B each); first hit's kb_read median / p90 "
-              f"{num(t['first_hit_read_bytes']['median'])} / {num(t['first_hit_read_bytes']['p90'])}; "
+              f"{num(t['first_hit_read_bytes']['median'])} / {num(t['first_hit_read_bytes']['p90'])} (its markdown {num(t['first_hit_read_markdown_bytes']['median'])}); "
               f"modes {t['modes']}; errors {t['errors']}")
     print(f"\nruntime {result['seconds']:.0f} s")
 
@@ -398,7 +404,7 @@ def compare(path_a, path_b):
         return v
 
     for half in ("tune", "held"):
-        for label, section, keys, kind in METRICS:
+        for label, section, keys, kind in [("questions", "jsquad", ("questions",), "num")] + METRICS:
             if section == "technical" and half == "tune":
                 continue
             va, vb = get(a, section, half, keys), get(b, section, half, keys)
