@@ -156,7 +156,26 @@ def search(server, query):
     snippets = [h.get("snippet") or "" for h in hits]
     return {"bytes": nbytes, "snippet_bytes": sum(utf8(s) for s in snippets), "hits": hits, "snippets": snippets,
             "warning_bytes": utf8(sc.get("warning")), "modes": sorted({h.get("searchMode") for h in hits if h}),
-            "error": err, "ms": ms}
+            "field_bytes": field_bytes(hits), "error": err, "ms": ms}
+
+
+def field_bytes(hits):
+    """Bytes of each hit field summed over the hits, as compact JSON (`"key":value,`): where a
+    result's bytes go, whatever the server's own serialisation adds around them."""
+    out = {}
+    for h in hits:
+        for k, v in h.items():
+            out[k] = out.get(k, 0) + utf8(json.dumps({k: v}, ensure_ascii=False, separators=(",", ":"))) - 1
+    return out
+
+
+def mean_field_bytes(rows):
+    """Mean bytes per search of each hit field, largest first."""
+    total = {}
+    for r in rows:
+        for k, v in r["field_bytes"].items():
+            total[k] = total.get(k, 0) + v
+    return {k: round(v / len(rows), 1) for k, v in sorted(total.items(), key=lambda kv: -kv[1])} if rows else {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,7 +202,8 @@ def run_jsquad_question(server, q, answers, gold):
     first_seen = next((k for k, text in enumerate(shown, 1) if any(g in text for g in golds)), None)
     row = {"qid": q["_id"], "bytes": s["bytes"], "snippet_bytes": s["snippet_bytes"], "hits": len(s["hits"]),
            "warning_bytes": s["warning_bytes"], "modes": s["modes"], "error": s["error"], "first_seen": first_seen,
-           "snippet_sizes": [utf8(x) for x in s["snippets"]], "ms": round(s["ms"], 2)}
+           "snippet_sizes": [utf8(x) for x in s["snippets"]], "field_bytes": s["field_bytes"],
+           "ms": round(s["ms"], 2)}
     top1 = s["hits"][0] if s["hits"] else None
     row["top1_gold"] = bool(top1 and top1.get("path") in gold)
     row["top1_cut"] = bool(top1 and first_seen != 1 and cut_by_window(s["snippets"][0], answers))
@@ -220,6 +240,7 @@ def summarise_jsquad(rows):
         "snippet_share": sum(r["snippet_bytes"] for r in rows) / total_bytes if total_bytes else 0.0,
         "bytes_per_snippet": dist([b for r in rows for b in r["snippet_sizes"]]),
         "hits_per_search": statistics.fmean(r["hits"] for r in rows),
+        "field_bytes_per_search": mean_field_bytes(rows),
         "warning_bytes": statistics.fmean(r["warning_bytes"] for r in rows),
         "cost_until_answer": dist([r["cost"] for r in rows]),
         "cost_until_answer_answered": dist([r["cost"] for r in rows if r["outcome"] != "none"]),
@@ -290,7 +311,7 @@ def run_technical(args, work):
             s = search(server, q["query"])
             row = {"id": q["id"], "bytes": s["bytes"], "snippet_bytes": s["snippet_bytes"], "hits": len(s["hits"]),
                    "warning_bytes": s["warning_bytes"], "modes": s["modes"], "error": s["error"], "read_bytes": 0,
-                   "snippet_sizes": [utf8(x) for x in s["snippets"]]}
+                   "snippet_sizes": [utf8(x) for x in s["snippets"]], "field_bytes": s["field_bytes"]}
             if s["hits"] and s["hits"][0].get("readHint"):
                 row["read_bytes"], rsc, row["read_error"], _ = call(server, "kb_read", {"request": s["hits"][0]["readHint"]})
                 row["read_markdown_bytes"] = utf8(rsc.get("markdown"))
@@ -304,6 +325,7 @@ def run_technical(args, work):
             "snippet_share": sum(r["snippet_bytes"] for r in rows) / total if total else 0.0,
             "bytes_per_snippet": dist([b for r in rows for b in r["snippet_sizes"]]),
             "hits_per_search": statistics.fmean(r["hits"] for r in rows) if rows else 0.0,
+            "field_bytes_per_search": mean_field_bytes(rows),
             "warning_bytes": statistics.fmean(r["warning_bytes"] for r in rows) if rows else 0.0,
             "first_hit_read_bytes": dist([r["read_bytes"] for r in rows if r["read_bytes"]]),
             "first_hit_read_markdown_bytes": dist([r["read_markdown_bytes"] for r in rows if r["read_bytes"]]),
@@ -332,6 +354,10 @@ def jsquad_row(name, s):
             f"{pct(s['answered_search'])} / {pct(s['answered_read'])} / {pct(s['answered_none'])} |")
 
 
+def fields_line(fields):
+    return ", ".join(f"{k} {v:,.0f}" for k, v in fields.items())
+
+
 def print_report(result):
     print(f"label: {result['label']}; {result['date']}; binary {result['binary_version']}; "
           f"server args {result['server_args']!r}")
@@ -356,8 +382,10 @@ def print_report(result):
         print(f"first hit is the gold passage: {pct(a['top1_gold'])}; of those, answer not in its snippet "
               f"{pct(a['top1_gold_answer_not_in_snippet'])}, cut by the snippet window "
               f"{pct(a['top1_gold_answer_cut'])}; errors {a['errors']}; search p50 {a['search_ms']['median']:.1f} ms")
+        print("JSQuAD hit fields, mean bytes per search: " + fields_line(a["field_bytes_per_search"]))
     t = result.get("technical")
     if t:
+        print("\ntechnical hit fields, mean bytes per search: " + fields_line(t["field_bytes_per_search"]))
         print(f"\ntechnical ({t['queries']} queries, {t['files']} files, {t['chunks']} chunks): bytes per search "
               f"median / p90 {num(t['search_bytes']['median'])} / {num(t['search_bytes']['p90'])}; snippets median "
               f"{num(t['snippet_bytes']['median'])} ({pct(t['snippet_share'])} of the bytes, "
