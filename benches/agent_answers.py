@@ -32,6 +32,9 @@ Usage:
   agent_answers.py --compare BEFORE.json AFTER.json      # a before/after Markdown table
   agent_answers.py --bin BIN --self-check                # 20 questions: the plumbing works
 
+Runtime on the shared 2-core VM (load average 13-15): 10 min 41 s from nothing, 7 min of it the
+index of every distractor file; with --workdir kept, 3 min. --distractor-every 100 indexes a
+hundredth of the distractors if the full project is ever too slow (not comparable with the full one).
 Data defaults are relative to the repository (../shared/eval/jsquad-valid, ../shared/corpora).
 Standard library only (plus eval_hybrid.py, eval_technical.py and mcp_latency.py beside it).
 """
@@ -131,9 +134,21 @@ def call(server, tool, arguments):
     return nbytes, res.get("structuredContent") or {}, err, "".join(texts)
 
 
+def server_args(extra_args):
+    """--extra-args split like a shell; a `--config` path is made absolute against the working
+    directory (the server would resolve a relative one against the benchmark's project root)."""
+    out = shlex.split(extra_args or "")
+    for i, a in enumerate(out):
+        if a == "--config" and i + 1 < len(out):
+            out[i + 1] = os.path.abspath(out[i + 1])
+        elif a.startswith("--config="):
+            out[i] = "--config=" + os.path.abspath(a[len("--config="):])
+    return out
+
+
 def start_server(bin_path, project, index_dir, extra_args, stderr_path, timeout_s):
     argv = [os.path.abspath(bin_path), "--project-root", project, "--storage-path", index_dir,
-            "--embedding-provider", "none", *shlex.split(extra_args or "")]
+            "--embedding-provider", "none", *server_args(extra_args)]
     server = McpServer(argv, stderr_path)
     t = time.perf_counter()
     seconds, status = reindex(server, timeout_s)
