@@ -22,9 +22,10 @@ use std::path::{Component, Path, PathBuf};
 
 use yaml_serde::{Mapping, Value};
 
+use super::Language;
 use super::messages::{Msg, msg};
-use super::{ISSUE_KINDS, Language};
 use crate::error::{Error, ErrorCode, Result};
+use crate::wire::{IssueKind, ValueSet};
 use crate::workspace::{GlobFilter, PathContext, Workspace};
 
 /// The file name of a standalone catalog configuration (mdmark's).
@@ -167,7 +168,7 @@ pub fn no_index_message(language: Language, file: &str) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SettingsProblem {
     /// `config_error` or `missing_index`.
-    pub kind: &'static str,
+    pub kind: IssueKind,
     /// The key path (`catalog.build.include`).
     pub key: String,
     /// One sentence (§9.5).
@@ -181,7 +182,7 @@ pub struct SettingsProblem {
 impl SettingsProblem {
     /// A `config_error`.
     fn config_error(key: String, message: String, code: ErrorCode, fatal: bool) -> SettingsProblem {
-        SettingsProblem { kind: "config_error", key, message, code, fatal }
+        SettingsProblem { kind: IssueKind::ConfigError, key, message, code, fatal }
     }
 }
 
@@ -597,7 +598,7 @@ impl Reader<'_> {
             return;
         };
         for kind in kinds {
-            if ISSUE_KINDS.contains(&kind.as_str()) {
+            if IssueKind::find(&kind).is_some() {
                 ignore.push(kind);
             } else {
                 let problem = msg!(self.language, NotAnIssueKind, kind);
@@ -641,7 +642,7 @@ impl Reader<'_> {
         if !keys.index_present {
             let message = no_index_message(self.language, &source.file);
             self.problems.push(SettingsProblem {
-                kind: "missing_index",
+                kind: IssueKind::MissingIndex,
                 key: self.key("index"),
                 message,
                 code: ErrorCode::NotFound,

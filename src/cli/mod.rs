@@ -106,7 +106,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             let request = SearchRequest {
                 query,
-                mode: mode.map(|m| m.as_str().to_owned()),
+                mode,
                 top_k: top_k.map(|k| k as i64),
                 include_globs: (!include_globs.is_empty()).then_some(include_globs),
                 exclude_globs: (!exclude_globs.is_empty()).then_some(exclude_globs),

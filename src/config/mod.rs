@@ -34,6 +34,9 @@ pub use cli::{
 };
 pub use load::load;
 
+/// A search mode (`search.defaultMode`, `--search-mode`, `kb_search.mode`): the wire's type.
+pub use crate::wire::SearchMode;
+
 /// The name of the index directory under the project root (`docs/reference/product.md` §3).
 pub const STORAGE_DIR_NAME: &str = ".local-vector-search-mcp";
 /// The environment variable that names the project root when `--project-root` is absent.
@@ -243,43 +246,6 @@ impl EmbeddingProvider {
 }
 
 impl fmt::Display for EmbeddingProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A search mode (`search.defaultMode`, `kb_search.mode`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum SearchMode {
-    /// BM25 over the lexical index only.
-    Lexical,
-    /// Nearest neighbours over embeddings only.
-    Semantic,
-    /// Both, fused by Reciprocal Rank Fusion.
-    #[default]
-    Hybrid,
-}
-
-impl SearchMode {
-    /// The wire spelling (lowercase).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SearchMode::Lexical => "lexical",
-            SearchMode::Semantic => "semantic",
-            SearchMode::Hybrid => "hybrid",
-        }
-    }
-
-    /// Parses a spelling, ignoring ASCII case and surrounding whitespace.
-    pub fn parse(s: &str) -> Option<SearchMode> {
-        let s = s.trim();
-        [SearchMode::Lexical, SearchMode::Semantic, SearchMode::Hybrid]
-            .into_iter()
-            .find(|m| s.eq_ignore_ascii_case(m.as_str()))
-    }
-}
-
-impl fmt::Display for SearchMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }

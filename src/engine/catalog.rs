@@ -159,7 +159,7 @@ impl Engine {
         Ok(CheckResponse {
             issues: issues
                 .into_iter()
-                .map(|i| CheckIssue { file: i.file, at: i.at, kind: i.kind.to_owned(), message: i.message })
+                .map(|i| CheckIssue { file: i.file, at: i.at, kind: i.kind, message: i.message })
                 .collect(),
         })
     }

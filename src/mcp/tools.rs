@@ -551,7 +551,11 @@ struct Wrapped<T> {
 fn deserialize<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
+        let inner = e.into_inner().to_string();
+        // A value outside a closed set: its own sentence names the field and the allowed values.
+        if let Some(sentence) = crate::wire::refused(&inner) {
+            return Error::invalid_argument(sentence);
+        }
         if path.is_empty() || path == "." {
             Error::invalid_argument(format!("{tool}: invalid arguments: {inner}."))
         } else {
@@ -693,6 +697,49 @@ mod tests {
         assert!(e.message.contains("inside 'request'"), "{}", e.message);
         let e = decode::<StatusRequest>("kb_status", Arguments::Flat, json!({"x": 1})).unwrap_err();
         assert!(e.message.contains("`x`"), "{}", e.message);
+    }
+
+    /// `kb_search.mode` and `kb_patch`'s operation kinds are typed at the edge, and a value outside
+    /// their set is refused with the sentence the engine used to write, with no field path
+    /// before it (moved here from `search::plan` and `PatchKind::parse`).
+    #[test]
+    fn values_outside_a_closed_set_are_refused_with_their_own_sentence() {
+        let search = |mode: &str| {
+            decode::<SearchRequest>(
+                "kb_search",
+                Arguments::Wrapped,
+                json!({"request": {"query": "q", "mode": mode}}),
+            )
+        };
+        let e = search("fuzzy").unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (ErrorCode::InvalidArgument, "mode 'fuzzy' is not valid; use lexical, semantic or hybrid.")
+        );
+        // Case and surrounding spaces are forgiven, as `search.defaultMode` forgives them.
+        assert_eq!(search(" Semantic ").unwrap().mode, Some(crate::config::SearchMode::Semantic));
+        let patch = |kind: &str| {
+            let args = json!({"request": {"path": "a.md", "operations": [{"kind": kind, "pointer": "1"}]}});
+            decode::<PatchRequest>("kb_patch", Arguments::Wrapped, args)
+        };
+        let e = patch("replace_fragment").unwrap_err();
+        assert_eq!(
+            e.message,
+            "Unknown patch operation kind 'replace_fragment'. Valid kinds: replace, replace_element, replace_subtree, \
+replace_section, delete_section, insert_before, insert_after, delete."
+        );
+        assert_eq!(
+            patch("DELETE_SECTION").unwrap().operations[0].kind,
+            crate::wire::PatchKind::DeleteSection
+        );
+        // Not a string at all: serde's message, with the field path.
+        let args = json!({"request": {"path": "a.md", "operations": [{"kind": 3, "pointer": "1"}]}});
+        let e = decode::<PatchRequest>("kb_patch", Arguments::Wrapped, args).unwrap_err();
+        assert!(
+            e.message.starts_with("kb_patch: invalid request.operations[0].kind: invalid type"),
+            "{}",
+            e.message
+        );
     }
 
     /// Claude Code folds full-width ASCII (ＡＰＩ) and half-width katakana to their usual forms

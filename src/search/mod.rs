@@ -77,12 +77,7 @@ pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
     } else {
         None
     };
-    let mode = match req.mode.as_deref() {
-        None => config.default_mode,
-        Some(m) => SearchMode::parse(m).ok_or_else(|| {
-            Error::invalid_argument(format!("mode '{m}' is not valid; use lexical, semantic or hybrid."))
-        })?,
-    };
+    let mode = req.mode.unwrap_or(config.default_mode);
     let max_per_file = match req.max_per_file {
         Some(n) if n < 0 => {
             return Err(Error::invalid_argument(

@@ -39,8 +39,6 @@ fn plan_checks_each_field_with_one_sentence() {
     assert_eq!((e.code, e.message.as_str()), (ErrorCode::InvalidArgument, "query must not be empty."));
     let e = plan(&SearchRequest { top_k: Some(0), ..request("所有権") }, &c).expect_err("topK 0");
     assert_eq!(e.message, "topK must be greater than zero.");
-    let e = plan(&SearchRequest { mode: Some("fuzzy".into()), ..request("所有権") }, &c).expect_err("mode");
-    assert_eq!(e.message, "mode 'fuzzy' is not valid; use lexical, semantic or hybrid.");
     let p = plan(&SearchRequest { top_k: Some(500), ..request("  所有権 ") }, &c).expect("plan");
     assert_eq!((p.query.as_str(), p.top_k, p.mode), ("所有権", MAX_TOP_K as usize, SearchMode::Hybrid));
     assert!(p.scope.is_none() && !p.explain);
