@@ -150,10 +150,16 @@ pub fn serve(engine: Engine, http: Option<HttpServe>) -> Result<()> {
     let runtime = runtime()?;
     let outcome = runtime.block_on(async move {
         let server = start(engine);
-        let running = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| Error::internal(format!("MCP initialisation failed: {e}")))?;
+        let running = match server.serve(rmcp::transport::stdio()).await {
+            Ok(running) => running,
+            // The client closed our stdout before the handshake's answer: it has gone, which
+            // ends a stdio server as a closed stdin does (exit 0).
+            Err(e) if handshake_lost_its_reader(&e) => {
+                tracing::debug!("the client closed the connection during the handshake: {e}");
+                return Ok(());
+            }
+            Err(e) => return Err(Error::internal(format!("MCP initialisation failed: {e}"))),
+        };
         running.waiting().await.map_err(|e| Error::internal(format!("MCP server stopped: {e}")))?;
         Ok(())
     });
@@ -162,6 +168,27 @@ pub fn serve(engine: Engine, http: Option<HttpServe>) -> Result<()> {
     runtime.shutdown_timeout(SHUTDOWN_WAIT);
     log_threads_left();
     outcome
+}
+
+/// Whether the handshake failed because the client closed our stdout (rmcp does not chain a
+/// transport error as the source of the initialisation error, so its own is looked at).
+fn handshake_lost_its_reader(error: &rmcp::service::ServerInitializeError) -> bool {
+    match error {
+        rmcp::service::ServerInitializeError::TransportError { error, .. } => is_broken_pipe(error),
+        other => is_broken_pipe(other),
+    }
+}
+
+/// Whether `error` or one of its causes is a broken pipe (the reader of our output has gone).
+fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// The async runtime of both transports: engine calls run on its blocking pool.
