@@ -16,7 +16,8 @@ eval_hybrid.split_articles (the split of eval_quality.sh), each half reported:
   normalised the same way: `[`/`]` (highlight marks) and `...` removed, NFKC, whitespace removed;
 - bytes per search (median, p90), snippet bytes, the snippets' share of the bytes;
 - bytes until the answer is in view: the search bytes when the top-3 snippets show it, else the
-  agent follows the first hit's `readHint` with `kb_read` (exactly those arguments) and pays the
+  agent follows the first hit's `readHint` with `kb_read` (exactly those arguments; a compact hit,
+which has none, is read by its `path` and `pointer`) and pays the
   search plus the read's text bytes; the answer is then in view if the read's `markdown` holds it.
   Shares answered within the search / within search + read / not at all.
 - the snippet window: of the questions whose first hit is the gold passage, how often the
@@ -118,6 +119,16 @@ def cut_by_window(snippet, answers):
 # ---------------------------------------------------------------------------------------------
 # MCP
 
+
+
+def read_args(hit):
+    """What the agent passes to kb_read to read a hit: its readHint (the full hit shape), else
+    its path and pointer (the compact shape, whose tool description says exactly that)."""
+    if hit.get("readHint"):
+        return hit["readHint"]
+    if hit.get("path") and hit.get("pointer"):
+        return {"path": hit["path"], "pointer": hit["pointer"]}
+    return None
 
 def call(server, tool, arguments):
     """One tools/call: (text bytes of the content blocks, structuredContent or {}, error or None,
@@ -226,8 +237,8 @@ def run_jsquad_question(server, q, answers, gold):
         row["top1_snippet"], row["answers"] = s["snippets"][0], answers
     if first_seen is not None and first_seen <= 3:
         row.update(outcome="search", read_bytes=0, cost=s["bytes"])
-    elif top1 and top1.get("readHint"):
-        rbytes, rsc, rerr, _ = call(server, "kb_read", {"request": top1["readHint"]})
+    elif top1 and read_args(top1):
+        rbytes, rsc, rerr, _ = call(server, "kb_read", {"request": read_args(top1)})
         in_read = not rerr and any(g in norm(rsc.get("markdown")) for g in golds)
         row.update(outcome="read" if in_read else "none", read_bytes=rbytes, cost=s["bytes"] + rbytes,
                    read_error=rerr, read_markdown_bytes=utf8(rsc.get("markdown")),
@@ -327,8 +338,8 @@ def run_technical(args, work):
             row = {"id": q["id"], "bytes": s["bytes"], "snippet_bytes": s["snippet_bytes"], "hits": len(s["hits"]),
                    "warning_bytes": s["warning_bytes"], "modes": s["modes"], "error": s["error"], "read_bytes": 0,
                    "snippet_sizes": [utf8(x) for x in s["snippets"]], "field_bytes": s["field_bytes"]}
-            if s["hits"] and s["hits"][0].get("readHint"):
-                row["read_bytes"], rsc, row["read_error"], _ = call(server, "kb_read", {"request": s["hits"][0]["readHint"]})
+            if s["hits"] and read_args(s["hits"][0]):
+                row["read_bytes"], rsc, row["read_error"], _ = call(server, "kb_read", {"request": read_args(s["hits"][0])})
                 row["read_markdown_bytes"] = utf8(rsc.get("markdown"))
             rows.append(row)
     finally:

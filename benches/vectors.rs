@@ -277,16 +277,17 @@ fn bench_engine(corpus: &str) -> Res<Value> {
     }
     let embed = Latency::of(&mut embed_samples);
     let mut modes = serde_json::Map::new();
-    for mode in ["lexical", "semantic", "hybrid"] {
+    for mode in [SearchMode::Lexical, SearchMode::Semantic, SearchMode::Hybrid] {
         let req = |q: &str| SearchRequest {
             query: q.to_owned(),
-            mode: Some(mode.to_owned()),
+            mode: Some(mode),
             top_k: Some(10),
             include_globs: None,
             exclude_globs: None,
             filters: None,
             explain: None,
             max_per_file: None,
+            detail: None,
         };
         engine.search(&req(&queries[0])).map_err(|e| e.message)?; // warm-up (opens readers)
         let mut samples = Vec::new();
@@ -301,7 +302,7 @@ fn bench_engine(corpus: &str) -> Res<Value> {
         let l = Latency::of(&mut samples);
         eprintln!("    {mode:8} p50 {:.2} ms p99 {:.2} ms", ms(l.p50), ms(l.p99));
         modes.insert(
-            mode.to_owned(),
+            mode.to_string(),
             json!({"p50_ms": ms(l.p50), "p99_ms": ms(l.p99), "mean_ms": ms(l.mean)}),
         );
     }

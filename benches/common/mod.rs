@@ -107,7 +107,7 @@ pub fn ms(d: Duration) -> f64 {
 pub fn lexical_request(query: &str, top_k: i64) -> lvs::wire::SearchRequest {
     lvs::wire::SearchRequest {
         query: query.to_owned(),
-        mode: Some("lexical".into()),
+        mode: Some(lvs::config::SearchMode::Lexical),
         top_k: Some(top_k),
         ..Default::default()
     }

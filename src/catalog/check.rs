@@ -17,6 +17,7 @@ use super::index::{DocEntry, Index, Resolved, TagEntry, Vocabulary, quoted_list}
 use super::{Language, norm};
 use crate::links::{Target, resolve};
 use crate::messages::{Msg, msg};
+use crate::wire::IssueKind;
 use crate::workspace::{GlobFilter, nfc};
 
 /// One issue (`docs/reference/catalog-spec.md` §6.4.2).
@@ -27,7 +28,7 @@ pub struct Issue {
     /// Key path, 1-based line, or `""`.
     pub at: String,
     /// The kind.
-    pub kind: &'static str,
+    pub kind: IssueKind,
     /// One sentence.
     pub message: String,
 }
@@ -93,7 +94,7 @@ pub fn run(input: &CheckInput, ignore: &[String]) -> Vec<Issue> {
         unmatched_globs(input, settings, &mut issues);
         indexed_phases(input, settings, &mut issues);
     }
-    issues.retain(|i| !ignored.iter().any(|k| k == i.kind));
+    issues.retain(|i| !ignored.iter().any(|k| k == i.kind.as_str()));
     issues
 }
 
@@ -122,7 +123,12 @@ fn unmatched_globs(input: &CheckInput, settings: &CatalogSettings, issues: &mut 
         if !globs.is_empty() && matching(&input.markdown, globs).is_empty() {
             let key = settings.key(key);
             let message = msg!(lang, NoMarkdownMatch, key, fix = fix.text(lang));
-            issues.push(Issue { file: input.config_file.clone(), at: key, kind: "config_error", message });
+            issues.push(Issue {
+                file: input.config_file.clone(),
+                at: key,
+                kind: IssueKind::ConfigError,
+                message,
+            });
         }
     };
     if settings.build.as_ref().is_none_or(|b| b.include != settings.scan) {
@@ -150,7 +156,7 @@ fn index_issues(
     issues: &mut Vec<Issue>,
 ) -> bool {
     let lang = settings.language;
-    let config_issue = |kind: &'static str, message: String| Issue {
+    let config_issue = |kind: IssueKind, message: String| Issue {
         file: input.config_file.clone(),
         at: settings.key("index"),
         kind,
@@ -158,7 +164,7 @@ fn index_issues(
     };
     match state {
         IndexState::Read(IndexRead::Missing(path)) => {
-            issues.push(config_issue("missing_index", index_missing_message(lang, path)));
+            issues.push(config_issue(IssueKind::MissingIndex, index_missing_message(lang, path)));
             false
         }
         IndexState::Read(IndexRead::InvalidYaml { line, message }) => {
@@ -166,19 +172,19 @@ fn index_issues(
             issues.push(Issue {
                 file: index_path.to_owned(),
                 at,
-                kind: "invalid_yaml",
+                kind: IssueKind::InvalidYaml,
                 message: message.clone(),
             });
             false
         }
         IndexState::Refused(message) => {
-            issues.push(config_issue("config_error", message.clone()));
+            issues.push(config_issue(IssueKind::ConfigError, message.clone()));
             false
         }
         IndexState::Read(IndexRead::Parsed(file)) => {
             for v in &file.validated.violations {
                 let (at, message) = (v.at.clone(), v.text.clone());
-                issues.push(Issue { file: index_path.to_owned(), at, kind: "schema_error", message });
+                issues.push(Issue { file: index_path.to_owned(), at, kind: IssueKind::SchemaError, message });
             }
             file.validated.violations.is_empty()
         }
@@ -204,7 +210,7 @@ fn unindexed(
     paths.sort();
     for path in paths {
         let message = msg!(lang, UnindexedDoc, path);
-        issues.push(Issue { file: path, at: String::new(), kind: "unindexed_doc", message });
+        issues.push(Issue { file: path, at: String::new(), kind: IssueKind::UnindexedDoc, message });
     }
 }
 
@@ -216,7 +222,7 @@ struct Entries<'a> {
 }
 
 impl Entries<'_> {
-    fn push(&mut self, at: String, kind: &'static str, message: String) {
+    fn push(&mut self, at: String, kind: IssueKind, message: String) {
         self.out.push(Issue { file: self.file.to_owned(), at, kind, message });
     }
 
@@ -232,13 +238,17 @@ impl Entries<'_> {
         let (lang, at) = (self.lang, format!("{list}[{i}]"));
         let (shown_id, key) = id;
         if let Some(j) = seen.id(&norm_if(list, shown_id), i) {
-            self.push(format!("{at}.{key}"), "duplicate_id", msg!(lang, DuplicateId, id = shown_id, list, j));
+            self.push(
+                format!("{at}.{key}"),
+                IssueKind::DuplicateId,
+                msg!(lang, DuplicateId, id = shown_id, list, j),
+            );
         }
         for (k, j) in seen.names(names.0, names.1, i) {
             let alias = &names.1[k];
             self.push(
                 format!("{at}.aliases[{k}]"),
-                "duplicate_alias",
+                IssueKind::DuplicateAlias,
                 msg!(lang, DuplicateAlias, alias, list, j),
             );
         }
@@ -309,7 +319,7 @@ fn entries(input: &CheckInput, index: &Index, file: &str, lang: Language, out: &
         for (k, to) in t.see.iter().enumerate().filter(|(_, to)| !ids.contains(to.as_str())) {
             e.push(
                 format!("terms[{i}].see[{k}]"),
-                "unknown_relation_target",
+                IssueKind::UnknownRelationTarget,
                 msg!(lang, UnknownRelationTarget, to),
             );
         }
@@ -328,13 +338,13 @@ fn doc_file(e: &mut Entries<'_>, problem: Option<FileProblem>, path: &str, i: us
         Some(FileProblem::Refused) => Msg::RuleSymlink,
         Some(FileProblem::NotRegular) => Msg::RuleNotRegular,
         Some(FileProblem::Missing) => {
-            e.push(format!("docs[{i}].path"), "missing_doc", msg!(lang, MissingDoc, path, i));
+            e.push(format!("docs[{i}].path"), IssueKind::MissingDoc, msg!(lang, MissingDoc, path, i));
             return;
         }
         Some(FileProblem::Unreadable) | None => return,
     };
     let message = msg!(lang, InvalidDocPath, path, rule = rule.text(lang), i);
-    e.push(format!("docs[{i}].path"), "invalid_path", message);
+    e.push(format!("docs[{i}].path"), IssueKind::InvalidPath, message);
 }
 
 /// `unknown_tag` and `deprecated_tag` of `docs[i]`.
@@ -344,7 +354,11 @@ fn doc_tags(e: &mut Entries<'_>, vocab: &Vocabulary<'_>, d: &DocEntry, i: usize)
         for (k, t) in d.tags.iter().enumerate() {
             if let Resolved::Unknown(tag) = vocab.resolve(&t.name) {
                 let close = quoted_list(&vocab.close(&tag), lang);
-                e.push(format!("docs[{i}].tags[{k}]"), "unknown_tag", msg!(lang, UnknownTag, tag, close));
+                e.push(
+                    format!("docs[{i}].tags[{k}]"),
+                    IssueKind::UnknownTag,
+                    msg!(lang, UnknownTag, tag, close),
+                );
             }
         }
     }
@@ -353,7 +367,7 @@ fn doc_tags(e: &mut Entries<'_>, vocab: &Vocabulary<'_>, d: &DocEntry, i: usize)
             && let Some(new) = vocab.entries()[x].deprecated.as_deref()
         {
             let message = msg!(lang, DeprecatedTag, tag = t.name, new = vocab.canonical(new));
-            e.push(format!("docs[{i}].tags[{k}]"), "deprecated_tag", message);
+            e.push(format!("docs[{i}].tags[{k}]"), IssueKind::DeprecatedTag, message);
         }
     }
 }
@@ -369,15 +383,19 @@ fn doc_relations(
     let lang = e.lang;
     let at = |k: usize| format!("docs[{i}].related[{k}]");
     for (k, r) in d.related.iter().enumerate().filter(|(_, r)| !ids.contains(r.to.as_str())) {
-        e.push(at(k), "unknown_relation_target", msg!(lang, UnknownRelationTarget, to = r.to));
+        e.push(at(k), IssueKind::UnknownRelationTarget, msg!(lang, UnknownRelationTarget, to = r.to));
     }
     for (k, _) in d.related.iter().enumerate().filter(|(_, r)| r.to == d.id) {
-        e.push(at(k), "self_relation", msg!(lang, SelfRelation, id = d.id));
+        e.push(at(k), IssueKind::SelfRelation, msg!(lang, SelfRelation, id = d.id));
     }
     for (k, r) in d.related.iter().enumerate() {
         if let Some(j) = d.related[..k].iter().position(|o| o.to == r.to && o.kind == r.kind) {
             let kind = r.kind.clone().unwrap_or_else(|| Msg::Untyped.text(lang));
-            e.push(at(k), "duplicate_relation", msg!(lang, DuplicateRelation, type = kind, to = r.to, k = j));
+            e.push(
+                at(k),
+                IssueKind::DuplicateRelation,
+                msg!(lang, DuplicateRelation, type = kind, to = r.to, k = j),
+            );
         }
     }
     for (k, r) in d.related.iter().enumerate() {
@@ -385,7 +403,7 @@ fn doc_relations(
         if together_kind && ids.contains(r.to.as_str()) && !together.contains(&(r.to.as_str(), d.id.as_str()))
         {
             let message = msg!(lang, AsymmetricChangeTogether, a = d.id, b = r.to);
-            e.push(at(k), "asymmetric_change_together", message);
+            e.push(at(k), IssueKind::AsymmetricChangeTogether, message);
         }
     }
 }
@@ -402,7 +420,7 @@ fn deprecation(e: &mut Entries<'_>, vocab: &Vocabulary<'_>, t: &TagEntry, i: usi
     };
     let lang = e.lang;
     let message = msg!(lang, InvalidDeprecation, name = t.name, new, problem = problem.text(lang));
-    e.push(format!("tags[{i}].deprecated"), "invalid_deprecation", message);
+    e.push(format!("tags[{i}].deprecated"), IssueKind::InvalidDeprecation, message);
 }
 
 /// Phase 5's documents, in order: the index's, then each `build.include` pattern's matches
@@ -462,13 +480,13 @@ fn links(input: &CheckInput, path: &str, lang: Language, out: &mut Vec<Issue>) {
     records.sort_by_key(|l| l.line);
     let exists = |p: &str| input.exists.get(p).copied().unwrap_or(false);
     for link in records {
-        let mut issue = |kind: &'static str, message: String| {
+        let mut issue = |kind: IssueKind, message: String| {
             out.push(Issue { file: path.to_owned(), at: link.line.to_string(), kind, message });
         };
         let (target, fragment) = match resolve(path, &link.raw) {
             Target::External(_) => continue,
             Target::Invalid { .. } => {
-                issue("broken_link", msg!(lang, BrokenLink, target = link.raw));
+                issue(IssueKind::BrokenLink, msg!(lang, BrokenLink, target = link.raw));
                 continue;
             }
             Target::Local { path: target, fragment } => (target, fragment),
@@ -477,7 +495,7 @@ fn links(input: &CheckInput, path: &str, lang: Language, out: &mut Vec<Issue>) {
             Some(twin) => twin,
             None if exists(&target) => target,
             None => {
-                issue("broken_link", msg!(lang, BrokenLink, target));
+                issue(IssueKind::BrokenLink, msg!(lang, BrokenLink, target));
                 continue;
             }
         };
@@ -488,7 +506,7 @@ fn links(input: &CheckInput, path: &str, lang: Language, out: &mut Vec<Issue>) {
         let anchors = input.docs.get(&target).map(|i| i.links.anchors.as_slice()).unwrap_or_default();
         let lower = fragment.to_lowercase();
         if !anchors.iter().any(|a| *a == fragment || a.to_lowercase() == lower) {
-            issue("missing_anchor", msg!(lang, MissingAnchor, target, fragment));
+            issue(IssueKind::MissingAnchor, msg!(lang, MissingAnchor, target, fragment));
         }
     }
 }
@@ -552,7 +570,7 @@ fn missed_changes(
         out.push(Issue {
             file: file.to_owned(),
             at: format!("docs[{holder}].related[{k}]"),
-            kind: "missed_change_together",
+            kind: IssueKind::MissedChangeTogether,
             message: msg!(lang, MissedChangeTogether, changed = c, unchanged = u, when, base),
         });
     }

@@ -22,9 +22,10 @@ use std::path::{Component, Path, PathBuf};
 
 use yaml_serde::{Mapping, Value};
 
-use super::{ISSUE_KINDS, Language};
+use super::Language;
 use crate::error::{Error, ErrorCode, Result};
 use crate::messages::{Msg, msg};
+use crate::wire::{IssueKind, ValueSet};
 use crate::workspace::{GlobFilter, PathContext, Workspace, outside};
 
 /// The file name of a standalone catalog configuration (mdmark's).
@@ -167,7 +168,7 @@ pub fn no_index_message(language: Language, file: &str) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SettingsProblem {
     /// `config_error` or `missing_index`.
-    pub kind: &'static str,
+    pub kind: IssueKind,
     /// The key path (`catalog.build.include`).
     pub key: String,
     /// One sentence (§9.5).
@@ -181,7 +182,7 @@ pub struct SettingsProblem {
 impl SettingsProblem {
     /// A `config_error`.
     fn config_error(key: String, message: String, code: ErrorCode, fatal: bool) -> SettingsProblem {
-        SettingsProblem { kind: "config_error", key, message, code, fatal }
+        SettingsProblem { kind: IssueKind::ConfigError, key, message, code, fatal }
     }
 }
 
@@ -226,8 +227,29 @@ pub fn no_configuration(env: &SettingsEnv<'_>) -> Error {
         .enumerate()
         .map(|(i, _)| if i == 0 { "`.`".to_owned() } else { format!("`{}`", vec![".."; i].join("/")) })
         .collect();
-    // The language is not known without a configuration: English.
-    Error::not_found(msg!(Language::En, NoConfiguration, folders = folders.join(", ")))
+    Error::not_found(msg!(fallback_language(env, None), NoConfiguration, folders = folders.join(", ")))
+}
+
+/// The language of a message given before any configuration could be read (E1–E3): the
+/// `language` of the server configuration's `catalog` section when it has one, else the user's
+/// locale (`LC_ALL`, `LC_MESSAGES`, `LANG`, the first one set: `ja…` is Japanese), else English.
+pub fn fallback_language(env: &SettingsEnv<'_>, locale: Option<&str>) -> Language {
+    if let Some(section) =
+        env.server_section.filter(|v| v.as_mapping().is_some_and(|m| m.contains_key("language")))
+    {
+        return declared_language(section);
+    }
+    let from_env;
+    let locale = match locale {
+        Some(l) => Some(l),
+        None => {
+            from_env = ["LC_ALL", "LC_MESSAGES", "LANG"]
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+            from_env.as_deref()
+        }
+    };
+    if locale.is_some_and(|l| l.to_ascii_lowercase().starts_with("ja")) { Language::Ja } else { Language::En }
 }
 
 /// A configuration that was found and parsed, before interpretation.
@@ -252,11 +274,15 @@ fn locate(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Source>>
         let bytes = match env.workspace.read_bytes(&rel, MAX_CONFIG_BYTES) {
             Ok(b) => b,
             Err(e) if e.code == ErrorCode::NotFound => {
-                return Err(Error::not_found(msg!(Language::En, ConfigFileMissing, path = rel)));
+                return Err(Error::not_found(msg!(
+                    fallback_language(env, None),
+                    ConfigFileMissing,
+                    path = rel
+                )));
             }
             Err(e) => return Err(e),
         };
-        let value = parse_yaml(&bytes, rel.as_str())?;
+        let value = parse_yaml(&bytes, rel.as_str(), fallback_language(env, None))?;
         let base = env.workspace.root().join(rel.parent().map(|p| p.as_str().to_owned()).unwrap_or_default());
         let (section, key_prefix, report_unknown) = match &value {
             Value::Mapping(m) if m.get("catalog").is_some() => {
@@ -294,8 +320,9 @@ fn locate(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Source>>
             Err(e) => return Err(Error::io(&format!("`{}`", display_file(env.workspace, &path)), &e)),
         };
         let file = display_file(env.workspace, &path);
-        check_size(&bytes, &file)?;
-        let value = parse_yaml(&bytes, &file)?;
+        let lang = fallback_language(env, None);
+        check_size(&bytes, &file, lang)?;
+        let value = parse_yaml(&bytes, &file, lang)?;
         let base = outside::canonical_or_given(&folder);
         return Ok(Some(Source {
             origin: SettingsOrigin::Standalone,
@@ -323,28 +350,20 @@ fn display_file(workspace: &Workspace, path: &Path) -> String {
 }
 
 /// A configuration file larger than [`MAX_CONFIG_BYTES`] is refused.
-fn check_size(bytes: &[u8], shown: &str) -> Result<()> {
+fn check_size(bytes: &[u8], shown: &str, lang: Language) -> Result<()> {
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(Error::new(
-            ErrorCode::UnsupportedFormat,
-            msg!(Language::En, ConfigTooLarge, path = shown),
-        ));
+        return Err(Error::new(ErrorCode::UnsupportedFormat, msg!(lang, ConfigTooLarge, path = shown)));
     }
     Ok(())
 }
 
-/// Parses YAML; a syntax error is E3 (in English: the file's `language` cannot be read).
-fn parse_yaml(bytes: &[u8], shown: &str) -> Result<Value> {
+/// Parses YAML; a syntax error is E3, in `lang` (the file's own `language` cannot be read:
+/// [`fallback_language`]).
+fn parse_yaml(bytes: &[u8], shown: &str, lang: Language) -> Result<Value> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     yaml_serde::from_slice::<Value>(bytes).map_err(|e| {
         let line = e.location().map_or(1, |l| l.line());
-        Error::invalid_argument(msg!(
-            Language::En,
-            ConfigNotYaml,
-            path = shown,
-            line,
-            detail = yaml_detail(&e)
-        ))
+        Error::invalid_argument(msg!(lang, ConfigNotYaml, path = shown, line, detail = yaml_detail(&e)))
     })
 }
 
@@ -583,7 +602,7 @@ impl Reader<'_> {
             return;
         };
         for kind in kinds {
-            if ISSUE_KINDS.contains(&kind.as_str()) {
+            if IssueKind::find(&kind).is_some() {
                 ignore.push(kind);
             } else {
                 let problem = msg!(self.language, NotAnIssueKind, kind);
@@ -627,7 +646,7 @@ impl Reader<'_> {
         if !keys.index_present {
             let message = no_index_message(self.language, &source.file);
             self.problems.push(SettingsProblem {
-                kind: "missing_index",
+                kind: IssueKind::MissingIndex,
                 key: self.key("index"),
                 message,
                 code: ErrorCode::NotFound,

@@ -47,6 +47,8 @@ mod tests;
 use unicode_normalization::UnicodeNormalization;
 
 pub use crate::text::Language;
+/// The issue kinds of `kb_check` (`docs/reference/catalog-spec.md` §6.4.3): the wire's type.
+pub use crate::wire::IssueKind;
 
 // The settings (shared with the HTML export).
 pub use config::{
@@ -73,27 +75,3 @@ pub fn norm(s: &str) -> String {
     }
     s.nfkc().collect::<String>().to_lowercase().trim().to_owned()
 }
-
-/// The issue kinds of `kb_check` (`docs/reference/catalog-spec.md` §6.4.3), in the order of that
-/// table.
-pub const ISSUE_KINDS: &[&str] = &[
-    "config_error",
-    "missing_index",
-    "invalid_yaml",
-    "schema_error",
-    "invalid_path",
-    "missing_doc",
-    "duplicate_id",
-    "duplicate_alias",
-    "unknown_tag",
-    "deprecated_tag",
-    "invalid_deprecation",
-    "unknown_relation_target",
-    "self_relation",
-    "duplicate_relation",
-    "asymmetric_change_together",
-    "unindexed_doc",
-    "broken_link",
-    "missing_anchor",
-    "missed_change_together",
-];

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::config::*;
 use super::{Language, norm};
 use crate::error::ErrorCode;
+use crate::wire::{IssueKind, ValueSet};
 use crate::workspace::{DEFAULT_INTERNAL_DIR, Workspace};
 
 /// A project folder with a `.git` marker (so the upward search stops there) and its workspace.
@@ -200,7 +201,7 @@ fn inspect_lists_unknown_keys_and_kinds_without_failing() {
     let keys: Vec<&str> = i.problems.iter().map(|p| p.key.as_str()).collect();
     assert_eq!(keys, ["catalog.biuld", "catalog.check.ignore"]);
     assert_eq!(i.problems[0].message, "Setting `catalog.biuld` is unknown; remove it or fix its spelling.");
-    assert!(i.problems.iter().all(|p| !p.fatal && p.kind == "config_error"));
+    assert!(i.problems.iter().all(|p| !p.fatal && p.kind == IssueKind::ConfigError));
     let st = i.settings.unwrap();
     assert_eq!(st.check_ignore, vec!["unindexed_doc"]);
     // Tools work despite them.
@@ -216,7 +217,7 @@ fn missing_index_setting() {
     assert_eq!(e.code, ErrorCode::NotFound);
     let i = inspect_settings(&env(&ws, dir.path(), Some(&s)), None).unwrap().unwrap();
     assert_eq!(i.problems.len(), 1);
-    assert_eq!((i.problems[0].kind, i.problems[0].key.as_str()), ("missing_index", "catalog.index"));
+    assert_eq!((i.problems[0].kind.as_str(), i.problems[0].key.as_str()), ("missing_index", "catalog.index"));
     assert_eq!(st.build_settings().unwrap_err().code, ErrorCode::NotFound);
 }
 
@@ -859,7 +860,7 @@ fn numbered_and_issue_messages_are_the_specification_texts() {
         let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
         let key = cells[0].trim_matches('`').to_owned();
         let texts: Vec<String> = cells[1..].iter().filter_map(|c| code_span(c)).collect();
-        if texts.len() >= 2 && (key.starts_with('E') || crate::catalog::ISSUE_KINDS.contains(&key.as_str())) {
+        if texts.len() >= 2 && (key.starts_with('E') || IssueKind::ALL.iter().any(|k| k.as_str() == key)) {
             let n = texts.len();
             rows.insert(key, (texts[n - 2].clone(), texts[n - 1].clone()));
         }
@@ -918,7 +919,7 @@ fn check_runs_over_an_input_in_memory() {
     };
     let issues = run(&input, &[]);
     let found: Vec<(&str, &str, &str)> =
-        issues.iter().map(|i| (i.kind, i.file.as_str(), i.at.as_str())).collect();
+        issues.iter().map(|i| (i.kind.as_str(), i.file.as_str(), i.at.as_str())).collect();
     assert_eq!(
         found,
         [

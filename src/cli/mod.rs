@@ -5,7 +5,8 @@
 //! - The only module that prints to stdout (data: human text or `--json`); stderr carries
 //!   logs, progress and error sentences.
 //! - Exit codes are decided here: 0 success, 1 a controlled failure (one sentence on stderr),
-//!   2 a usage error.
+//!   2 a usage error. A reader that closes standard output early (`search … | head -1`) is not
+//!   a failure: the command stops writing and exits 0 without a sentence, as ripgrep does.
 //! - `--json` output is exactly the corresponding tool's structured result.
 
 pub mod logging;
@@ -33,6 +34,8 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
     };
     match run(parsed) {
+        // The reader of stdout went away: whatever it read was all it wanted.
+        _ if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::SUCCESS,
         // `check` found issues: reported on stdout, exit 1 (`docs/reference/catalog-spec.md` §8.1).
         Ok(()) if ISSUES_FOUND.load(std::sync::atomic::Ordering::Relaxed) => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
@@ -55,13 +58,43 @@ fn open_engine(parsed: &ParsedArgs) -> Result<Engine> {
 fn print_json<T: serde::Serialize>(value: &T) -> Result<()> {
     let text =
         serde_json::to_string_pretty(value).map_err(|e| Error::internal(format!("JSON output: {e}")))?;
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}").map_err(|e| Error::io("standard output", &e))
+    writeln!(Stdout::lock(), "{text}").map_err(|e| Error::io("standard output", &e))
 }
 
 fn print_text(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes()).map_err(|e| Error::io("standard output", &e))
+    Stdout::lock().write_all(text.as_bytes()).map_err(|e| Error::io("standard output", &e))
+}
+
+/// Set when a write to stdout found its reader gone (a broken pipe); the program then exits 0.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Standard output, noting a broken pipe in [`STDOUT_CLOSED`]. Every command's output goes
+/// through it.
+struct Stdout(std::io::StdoutLock<'static>);
+
+impl Stdout {
+    fn lock() -> Stdout {
+        Stdout(std::io::stdout().lock())
+    }
+
+    fn note<T>(result: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &result
+            && e.kind() == std::io::ErrorKind::BrokenPipe
+        {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        result
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Self::note(self.0.write(buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Self::note(self.0.flush())
+    }
 }
 
 /// Set by `check` when it reported issues (exit code 1 without an error sentence).
@@ -106,7 +139,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             }
             let request = SearchRequest {
                 query,
-                mode: mode.map(|m| m.as_str().to_owned()),
+                mode,
                 top_k: top_k.map(|k| k as i64),
                 include_globs: (!include_globs.is_empty()).then_some(include_globs),
                 exclude_globs: (!exclude_globs.is_empty()).then_some(exclude_globs),
@@ -115,7 +148,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
                 max_per_file: max_per_file.map(|n| n as i64),
                 // Scripts read `search --json`: the original's full shape, whatever the server's
                 // default for agents (`search.hitDetail`).
-                detail: Some("full".to_owned()),
+                detail: Some(crate::wire::HitDetail::Full),
             };
             let response = engine.search(&request)?;
             if json { print_json(&response) } else { print_text(&render::search(&response, color)) }
@@ -190,7 +223,7 @@ pub fn run(parsed: ParsedArgs) -> Result<()> {
             print_text(&format!("wrote {} ({} bytes)\n", result.path, result.bytes))
         }
         Command::ExportChunks => {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut out = std::io::BufWriter::new(Stdout::lock());
             let done = engine.export_chunks(&mut out)?;
             for skipped in &done.skipped {
                 tracing::warn!("not exported: {skipped}");

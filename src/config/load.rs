@@ -117,7 +117,7 @@ fn build(
     let (include, exclude) = patterns(cli, kb.include, kb.exclude)?;
     let embedding = embedding_config(cli, file.embedding.unwrap_or_default())?;
     let chunking = chunking_config(file.chunking.unwrap_or_default())?;
-    let search = search_config(cli, file.search.unwrap_or_default())?;
+    let search = search_config(cli, file.search.unwrap_or_default(), embedding.provider)?;
     let tools = tools_config(file.tools.unwrap_or_default(), warnings)?;
     let index = file.index.unwrap_or_default();
     Ok(Config {
@@ -323,7 +323,16 @@ fn chunking_config(chunking: file::ChunkingFile) -> Result<ChunkingConfig> {
 }
 
 /// `search.*`.
-fn search_config(cli: &CliOverrides, search: file::SearchFile) -> Result<SearchConfig> {
+///
+/// Unset, `search.defaultMode` is `hybrid` with an embedding provider and `lexical` without one:
+/// a search that does not name its mode then runs what the server can run, without the contract's
+/// fallback warning on every answer (`docs/tools.md`, "The hit shape"). A `defaultMode: hybrid`
+/// set with no provider keeps the contract's warning.
+fn search_config(
+    cli: &CliOverrides,
+    search: file::SearchFile,
+    provider: EmbeddingProvider,
+) -> Result<SearchConfig> {
     let search_defaults = SearchConfig::default();
     let default_mode = match (cli.search_mode, &search.default_mode) {
         (Some(m), _) => m,
@@ -332,6 +341,7 @@ fn search_config(cli: &CliOverrides, search: file::SearchFile) -> Result<SearchC
                 "search.defaultMode must be lexical, semantic or hybrid, not '{text}'."
             ))
         })?,
+        (None, None) if provider == EmbeddingProvider::None => SearchMode::Lexical,
         (None, None) => search_defaults.default_mode,
     };
     Ok(SearchConfig {
@@ -384,7 +394,7 @@ fn search_config(cli: &CliOverrides, search: file::SearchFile) -> Result<SearchC
         )?,
         hit_detail: match &search.hit_detail {
             None => search_defaults.hit_detail,
-            Some(text) => HitDetail::parse(text).ok_or_else(|| {
+            Some(text) => <HitDetail as crate::wire::ValueSet>::find(text).ok_or_else(|| {
                 Error::invalid_argument(format!("search.hitDetail must be compact or full, not '{text}'."))
             })?,
         },

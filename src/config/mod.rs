@@ -34,6 +34,9 @@ pub use cli::{
 };
 pub use load::load;
 
+/// A search mode (`search.defaultMode`, `--search-mode`, `kb_search.mode`): the wire's type.
+pub use crate::wire::{HitDetail, SearchMode};
+
 /// The name of the index directory under the project root (`docs/reference/product.md` §3).
 pub const STORAGE_DIR_NAME: &str = ".local-vector-search-mcp";
 /// The environment variable that names the project root when `--project-root` is absent.
@@ -251,43 +254,6 @@ impl fmt::Display for EmbeddingProvider {
     }
 }
 
-/// A search mode (`search.defaultMode`, `kb_search.mode`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum SearchMode {
-    /// BM25 over the lexical index only.
-    Lexical,
-    /// Nearest neighbours over embeddings only.
-    Semantic,
-    /// Both, fused by Reciprocal Rank Fusion.
-    #[default]
-    Hybrid,
-}
-
-impl SearchMode {
-    /// The wire spelling (lowercase).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SearchMode::Lexical => "lexical",
-            SearchMode::Semantic => "semantic",
-            SearchMode::Hybrid => "hybrid",
-        }
-    }
-
-    /// Parses a spelling, ignoring ASCII case and surrounding whitespace.
-    pub fn parse(s: &str) -> Option<SearchMode> {
-        let s = s.trim();
-        [SearchMode::Lexical, SearchMode::Semantic, SearchMode::Hybrid]
-            .into_iter()
-            .find(|m| s.eq_ignore_ascii_case(m.as_str()))
-    }
-}
-
-impl fmt::Display for SearchMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// `embedding`: the OpenAI-compatible embedding backend.
 #[derive(Clone, PartialEq, Eq)]
 pub struct EmbeddingConfig {
@@ -437,28 +403,6 @@ pub struct SearchConfig {
     /// `search.hitDetail`: what each hit carries by default (`compact`; `full` is the original's
     /// shape). A request's `detail` overrides it.
     pub hit_detail: HitDetail,
-}
-
-/// What a `kb_search` hit carries (`docs/tools.md`, "The hit shape").
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum HitDetail {
-    /// Path, pointer, heading path and snippet; `stale` only when true; the mode once per answer.
-    #[default]
-    Compact,
-    /// The original's shape: also `fullPointer`, `score`, `searchMode`, `readHint`,
-    /// `indexedSourceHash` and `stale` on every hit.
-    Full,
-}
-
-impl HitDetail {
-    /// `compact` or `full` (case-insensitive).
-    pub fn parse(text: &str) -> Option<HitDetail> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "compact" => Some(HitDetail::Compact),
-            "full" => Some(HitDetail::Full),
-            _ => None,
-        }
-    }
 }
 
 /// The default `search.snippetTokens`, chosen with `benches/agent_answers.py`

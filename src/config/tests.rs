@@ -1182,3 +1182,25 @@ fn ranking_keys_and_max_per_file_of_issue_29_load_and_validate() {
         assert_eq!(yaml_error(d, yaml), want, "{yaml}");
     }
 }
+
+#[test]
+fn without_a_provider_the_default_mode_is_lexical_and_the_search_shape_settings_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let none = || CliOverrides { embedding_provider: Some(EmbeddingProvider::None), ..Default::default() };
+    let c = load_yaml(dir.path(), "{}\n", none()).unwrap().config;
+    assert_eq!(c.search.default_mode, SearchMode::Lexical, "nothing else can run");
+    let c = load_yaml(dir.path(), "search:\n  defaultMode: hybrid\n", none()).unwrap().config;
+    assert_eq!(c.search.default_mode, SearchMode::Hybrid, "set explicitly: the contract's fallback warning");
+    assert_eq!((c.search.snippet_tokens, c.search.hit_detail), (48, HitDetail::Compact));
+    let c =
+        load_yaml(dir.path(), "search:\n  snippetTokens: 16\n  hitDetail: FULL\n", none()).unwrap().config;
+    assert_eq!((c.search.snippet_tokens, c.search.hit_detail), (16, HitDetail::Full));
+    assert_eq!(
+        yaml_error(dir.path(), "search:\n  snippetTokens: 2\n"),
+        "search.snippetTokens must be a whole number from 4 to 200."
+    );
+    assert_eq!(
+        yaml_error(dir.path(), "search:\n  hitDetail: brief\n"),
+        "search.hitDetail must be compact or full, not 'brief'."
+    );
+}

@@ -37,28 +37,10 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 use crate::markdown::{Document, ElementKind, LogicalPointer};
+use crate::wire::ValueSet;
 
-/// The patch operation kinds of `kb_patch` (`docs/reference/original-server.md` §9.1), in schema
-/// order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PatchKind {
-    /// Deprecated alias of [`PatchKind::ReplaceElement`] (same validation).
-    Replace,
-    /// Replace exactly one element (a list item: only its own prefix before its children).
-    ReplaceElement,
-    /// Replace a list item together with all its descendants.
-    ReplaceSubtree,
-    /// Replace a heading and its owned section.
-    ReplaceSection,
-    /// Delete a heading and its owned section (no markdown).
-    DeleteSection,
-    /// Insert new block(s) before an element or at the start of the document.
-    InsertBefore,
-    /// Insert new block(s) after an element or at the end of the document.
-    InsertAfter,
-    /// Remove exactly one element (heading: body kept; list item: whole subtree).
-    Delete,
-}
+/// The patch operation kinds of `kb_patch`: the wire's type, with the edit rules below.
+pub use crate::wire::PatchKind;
 
 /// Whether an operation checks only the self hash or also the subtree hash (§9.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,29 +53,11 @@ pub enum MutationScope {
 
 impl PatchKind {
     /// Every kind, in the order of the wire schema.
-    pub const ALL: [PatchKind; 8] = [
-        PatchKind::Replace,
-        PatchKind::ReplaceElement,
-        PatchKind::ReplaceSubtree,
-        PatchKind::ReplaceSection,
-        PatchKind::DeleteSection,
-        PatchKind::InsertBefore,
-        PatchKind::InsertAfter,
-        PatchKind::Delete,
-    ];
+    pub const ALL: &[PatchKind] = <PatchKind as ValueSet>::ALL;
 
     /// The snake_case wire value (`replace_element`, …).
     pub fn as_wire(self) -> &'static str {
-        match self {
-            PatchKind::Replace => "replace",
-            PatchKind::ReplaceElement => "replace_element",
-            PatchKind::ReplaceSubtree => "replace_subtree",
-            PatchKind::ReplaceSection => "replace_section",
-            PatchKind::DeleteSection => "delete_section",
-            PatchKind::InsertBefore => "insert_before",
-            PatchKind::InsertAfter => "insert_after",
-            PatchKind::Delete => "delete",
-        }
+        ValueSet::as_str(self)
     }
 
     /// The original's enum name (`ReplaceElement`, …), used by some of its messages.
@@ -110,16 +74,10 @@ impl PatchKind {
         }
     }
 
-    /// Parses the wire value, case-insensitively. Unknown values are `INVALID_ARGUMENT` with a
-    /// message that lists the valid kinds.
+    /// Parses the wire value, case-insensitively. Unknown values are `INVALID_ARGUMENT` with the
+    /// sentence the wire refuses them with, which lists the valid kinds.
     pub fn parse(s: &str) -> Result<Self> {
-        PatchKind::ALL.into_iter().find(|k| k.as_wire().eq_ignore_ascii_case(s)).ok_or_else(|| {
-            let valid: Vec<&str> = PatchKind::ALL.iter().map(|k| k.as_wire()).collect();
-            Error::invalid_argument(format!(
-                "Unknown patch operation kind '{s}'. Valid kinds: {}.",
-                valid.join(", ")
-            ))
-        })
+        Self::find(s).ok_or_else(|| Error::invalid_argument(Self::refusal(s)))
     }
 
     /// The hash scope of this kind on a target of `target` kind (§9.1): Subtree for section

@@ -208,7 +208,7 @@ fn err1(text: &str, kind: PatchKind, pointer: &str, markdown: Option<&str>) -> E
 
 #[test]
 fn patch_kind_wire_names() {
-    for k in PatchKind::ALL {
+    for &k in PatchKind::ALL {
         assert_eq!(PatchKind::parse(k.as_wire()).unwrap(), k);
         assert_eq!(PatchKind::parse(&k.as_wire().to_uppercase()).unwrap(), k);
         assert_eq!(k.as_wire().parse::<PatchKind>().unwrap(), k);

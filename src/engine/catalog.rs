@@ -84,6 +84,21 @@ impl Engine {
         Error::invalid_argument(msg!(lang, UnknownArgument, name, list = accepted.join(", ")))
     }
 
+    /// E11: argument `name` of a catalog or HTML tool has another JSON type than `expected`
+    /// (`string`, `integer`, `number`, `boolean`, `array`, `object`), in the language of the catalog
+    /// settings the call would read (`config`), else in English.
+    pub fn catalog_argument_type(&self, name: &str, expected: &str, config: Option<&str>) -> Error {
+        let lang = self.find_catalog_settings(config).ok().flatten().map(|s| s.language).unwrap_or_default();
+        let (kind, example) = match expected {
+            "integer" | "number" => (Msg::ExpectInteger, "20"),
+            "boolean" => (Msg::ExpectBool, "true"),
+            "array" => (Msg::ExpectList, "[\"api\"]"),
+            "object" => (Msg::ExpectMapping, "{}"),
+            _ => (Msg::ExpectString, "\"docs/a.md\""),
+        };
+        Error::invalid_argument(msg!(lang, ArgumentType, name, expected = kind.text(lang), example))
+    }
+
     /// The answer budget of a catalog call: its `max_bytes`, else `tools.maxAnswerBytes`; a
     /// budget below the floor is refused in the catalog's language.
     fn catalog_budget(&self, max_bytes: Option<i64>, lang: Language) -> Result<usize> {
@@ -171,7 +186,7 @@ impl Engine {
         Ok(CheckResponse {
             issues: issues
                 .into_iter()
-                .map(|i| CheckIssue { file: i.file, at: i.at, kind: i.kind.to_owned(), message: i.message })
+                .map(|i| CheckIssue { file: i.file, at: i.at, kind: i.kind, message: i.message })
                 .collect(),
             ..CheckResponse::default()
         })

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use super::Engine;
-use crate::edit::{PatchKind, PatchOp, plan};
+use crate::edit::{PatchOp, plan};
 use crate::error::{ConflictReason, Error, ErrorCode, Result};
 use crate::table::plan_table_edit;
 use crate::wire::{
@@ -122,14 +122,8 @@ impl Engine {
         let ops = req
             .operations
             .iter()
-            .map(|o| {
-                Ok(PatchOp {
-                    kind: PatchKind::parse(&o.kind)?,
-                    pointer: o.pointer.clone(),
-                    markdown: o.markdown.clone(),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+            .map(|o| PatchOp { kind: o.kind, pointer: o.pointer.clone(), markdown: o.markdown.clone() })
+            .collect::<Vec<_>>();
         let hash = self.rewrite(&path, &|text| plan(text, &ops))?;
         Ok(self.respond(&path, Some(hash), None))
     }

@@ -12,7 +12,9 @@
 //! - Successful results carry one text block with the contract's JSON (compact) and the same JSON
 //!   minus its `null` fields as `structuredContent`,
 //!   except the binary tools (`kb_load_image`, `kb_download_file`): an image block or embedded
-//!   resource first, then the metadata JSON as text, and no `structuredContent`.
+//!   resource first, then the metadata JSON as text, and no `structuredContent`; and the text
+//!   tools (`kb_read_guide`, the catalog's `kb_find_docs` / `kb_list_tags`). Which one a tool
+//!   answers is its response type's [`reply::Answer`], fixed in the tool table.
 //! - Engine calls run on blocking threads; background indexing belongs to the engine.
 //! - Every thread has an owner that stops and joins it: the start-up sweep belongs to the
 //!   [`Server`] (stopped and joined when the last handle goes, before the engine), the
@@ -21,6 +23,7 @@
 
 mod edge;
 pub mod http;
+mod reply;
 mod schema;
 mod stdio;
 mod tools;
@@ -29,8 +32,7 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
-    Implementation, ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities,
-    ServerConfig,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -41,7 +43,6 @@ pub use tools::{tool_catalog, tool_catalog_for, tool_list_markdown, tool_names};
 use crate::config::HttpServe;
 use crate::engine::Engine;
 use crate::error::{Error, ErrorCode, Result};
-use crate::wire::{BinaryKind, BinaryReply};
 
 /// What the server tells an agent at `initialize`, before the guide list.
 const INSTRUCTIONS_HEAD: &str = "Search and edit this project's Markdown (Japanese-aware).\n\
@@ -152,10 +153,17 @@ pub fn serve(engine: Engine, http: Option<HttpServe>) -> Result<()> {
     let outcome = runtime.block_on(async move {
         let server = start(engine);
         let (transport, answers) = stdio::transport();
-        let running = server
-            .serve(transport)
-            .await
-            .map_err(|e| Error::internal(format!("MCP initialisation failed: {e}")))?;
+        let running = match server.serve(transport).await {
+            Ok(running) => running,
+            // The client closed our stdout before the handshake's answer (the pipe to stdout
+            // then refuses rmcp's write): it has gone, which ends a stdio server as a closed
+            // stdin does (exit 0).
+            Err(e) if handshake_lost_its_reader(&e) => {
+                tracing::debug!("the client closed the connection during the handshake: {e}");
+                return Ok(());
+            }
+            Err(e) => return Err(Error::internal(format!("MCP initialisation failed: {e}"))),
+        };
         running.waiting().await.map_err(|e| Error::internal(format!("MCP server stopped: {e}")))?;
         // rmcp has stopped: its last answers are still on their way to stdout.
         let _ = tokio::time::timeout(SHUTDOWN_WAIT, answers).await;
@@ -166,6 +174,27 @@ pub fn serve(engine: Engine, http: Option<HttpServe>) -> Result<()> {
     runtime.shutdown_timeout(SHUTDOWN_WAIT);
     log_threads_left();
     outcome
+}
+
+/// Whether the handshake failed because the client closed our stdout (rmcp does not chain a
+/// transport error as the source of the initialisation error, so its own is looked at).
+fn handshake_lost_its_reader(error: &rmcp::service::ServerInitializeError) -> bool {
+    match error {
+        rmcp::service::ServerInitializeError::TransportError { error, .. } => is_broken_pipe(error),
+        other => is_broken_pipe(other),
+    }
+}
+
+/// Whether `error` or one of its causes is a broken pipe (the reader of our output has gone).
+fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// The async runtime of both transports: engine calls run on its blocking pool.
@@ -247,48 +276,6 @@ fn bounded(message: &str) -> String {
     format!("{head} … ({} characters left out) … {tail}", count - 900)
 }
 
-/// The result of a successful call: the contract's JSON, compact, as text (pretty JSON would
-/// cost an agent about a fifth more tokens for nothing), and the same JSON without its `null`
-/// fields as `structuredContent`: the output schemas say "optional" by leaving a field out of
-/// `required`, never with a null type, and clients check structured content against them.
-fn success(value: Value) -> CallToolResult {
-    let text = value.to_string();
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(schema::without_nulls(value));
-    result
-}
-
-/// A [`crate::wire::TextBlocks`] result: one text block per string, no structured content.
-fn text_blocks(value: &Value) -> CallToolResult {
-    let blocks = value["blocks"].as_array().into_iter().flatten().filter_map(Value::as_str);
-    CallToolResult::success(blocks.map(|b| ContentBlock::text(b.to_owned())).collect())
-}
-
-/// A [`crate::wire::CatalogText`] result: one text block; `structuredContent` only for JSON.
-fn catalog_text(mut value: Value) -> CallToolResult {
-    let text = value["text"].as_str().unwrap_or_default().to_owned();
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    // No output schema is published for these (`docs/reference/catalog-spec.md` §2.2), so nothing
-    // checks them against one: the JSON stays as the catalog contract writes it, nulls included.
-    result.structured_content = value.as_object_mut().and_then(|o| o.shift_remove("structured"));
-    result
-}
-
-/// The result of a binary tool: the image block or embedded resource first, then the metadata
-/// JSON as text; no `structuredContent` (`docs/reference/original-server.md` §11.4).
-fn binary(reply: BinaryReply) -> CallToolResult {
-    use base64::Engine as _;
-    let data = base64::engine::general_purpose::STANDARD.encode(&reply.data);
-    let first = match reply.kind {
-        BinaryKind::Image => ContentBlock::image(data, reply.mime_type),
-        BinaryKind::Resource { uri } => {
-            ContentBlock::resource(ResourceContents::blob(data, uri).with_mime_type(reply.mime_type))
-        }
-    };
-    let info = serde_json::to_string(&reply.info).unwrap_or_default();
-    CallToolResult::success(vec![first, ContentBlock::text(info)])
-}
-
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -348,14 +335,9 @@ impl ServerHandler for Server {
         }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let server = self.clone();
-        let text = tools::answers_with_text(&name);
-        let catalog = tools::answers_with_catalog_text(&name);
         let outcome = tokio::task::spawn_blocking(move || tools::dispatch(&server.engine, &name, args)).await;
         let result = match outcome {
-            Ok(Ok(tools::Reply::Json(value))) if text => text_blocks(&value),
-            Ok(Ok(tools::Reply::Json(value))) if catalog => catalog_text(value),
-            Ok(Ok(tools::Reply::Json(value))) => success(value),
-            Ok(Ok(tools::Reply::Binary(reply))) => binary(reply),
+            Ok(Ok(reply)) => reply.into_result(),
             Ok(Err(err)) => error_result(&err),
             Err(join) => {
                 tracing::error!("tool call panicked: {join}");

@@ -525,7 +525,7 @@ mod tests {
             normalised(&search, json!({"request": {"query": "q", "mode": "HYBRID"}})).unwrap(),
             json!({"request": {"query": "q", "mode": "hybrid"}})
         );
-        // A value outside the enum is left for the engine to refuse with its own message.
+        // A value outside the enum is left as it is, for decoding to refuse with its own sentence.
         assert_eq!(
             normalised(&search, json!({"request": {"query": "HYBRID", "mode": "fuzzy"}})).unwrap(),
             json!({"request": {"query": "HYBRID", "mode": "fuzzy"}})

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
 use tokio::task::JoinHandle;
 
 use super::edge::{Transport, refusal};
@@ -25,27 +25,36 @@ pub(super) fn transport() -> ((DuplexStream, DuplexStream), JoinHandle<()>) {
     let (to_rmcp, rmcp_in) = tokio::io::duplex(PIPE_BYTES);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE_BYTES);
     let stdout = Arc::new(Mutex::new(tokio::io::stdout()));
-    tokio::spawn(pump_in(tokio::io::stdin(), to_rmcp, Arc::clone(&stdout)));
-    let out = tokio::spawn(pump_out(from_rmcp, stdout));
+    let gone = Arc::new(Notify::new());
+    tokio::spawn(pump_in(tokio::io::stdin(), to_rmcp, Arc::clone(&stdout), Arc::clone(&gone)));
+    let out = tokio::spawn(pump_out(from_rmcp, stdout, gone));
     ((rmcp_in, rmcp_out), out)
 }
 
 /// Reads stdin line by line: a line [`refusal`] answers is answered on `stdout`, every other
-/// line goes to rmcp. At the end of stdin, rmcp's input ends too.
+/// line goes to rmcp. At the end of stdin, or when the client closed stdout (`gone`: nothing
+/// could be answered any more), rmcp's input ends too, and with it the server.
 async fn pump_in<W: AsyncWrite + Unpin + Send>(
     input: impl AsyncRead + Unpin,
     mut to_rmcp: DuplexStream,
     stdout: Arc<Mutex<W>>,
+    gone: Arc<Notify>,
 ) {
     let mut reader = BufReader::with_capacity(PIPE_BYTES, input);
     let mut line: Vec<u8> = Vec::new();
     // Inside a line too long to inspect: bytes go straight to rmcp until its newline.
     let mut streaming = false;
     loop {
-        let buf = match reader.fill_buf().await {
-            Ok(buf) => buf,
-            Err(e) => {
-                tracing::debug!("stdin: {e}");
+        let buf = tokio::select! {
+            read = reader.fill_buf() => match read {
+                Ok(buf) => buf,
+                Err(e) => {
+                    tracing::debug!("stdin: {e}");
+                    break;
+                }
+            },
+            () = gone.notified() => {
+                tracing::debug!("the client closed stdout; stopping");
                 break;
             }
         };
@@ -100,8 +109,13 @@ async fn pump_in<W: AsyncWrite + Unpin + Send>(
     let _ = to_rmcp.shutdown().await;
 }
 
-/// Copies rmcp's answers to stdout, a whole line under the lock at a time.
-async fn pump_out<W: AsyncWrite + Unpin + Send>(from_rmcp: DuplexStream, stdout: Arc<Mutex<W>>) {
+/// Copies rmcp's answers to stdout, a whole line under the lock at a time; tells `gone` when
+/// stdout is closed.
+async fn pump_out<W: AsyncWrite + Unpin + Send>(
+    from_rmcp: DuplexStream,
+    stdout: Arc<Mutex<W>>,
+    gone: Arc<Notify>,
+) {
     let mut reader = BufReader::with_capacity(PIPE_BYTES, from_rmcp);
     let mut line = Vec::new();
     loop {
@@ -112,6 +126,7 @@ async fn pump_out<W: AsyncWrite + Unpin + Send>(from_rmcp: DuplexStream, stdout:
                 let mut out = stdout.lock().await;
                 if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
                     // The client closed stdout: nothing more can be answered.
+                    gone.notify_one();
                     return;
                 }
             }

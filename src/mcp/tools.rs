@@ -14,16 +14,16 @@ use std::sync::{Arc, LazyLock};
 
 use rmcp::model::{JsonObject, Tool as McpTool, ToolAnnotations};
 use schemars::JsonSchema;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::reply::{Answer, Json, Reply};
 use super::schema;
 use crate::config::{ToolGroup, ToolsConfig};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::wire::{
-    AssetFileInfo, AssetPathRequest, BinaryReply, DeleteImageResponse, ListImagesRequest, ListImagesResponse,
+    AssetPathRequest, BinaryReply, DeleteImageResponse, ListImagesRequest, ListImagesResponse,
     MoveImageRequest, MoveImageResponse, SaveImageRequest, SaveImageResponse,
 };
 use crate::wire::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};
@@ -78,7 +78,9 @@ impl Hints {
     const REINDEX: Hints = Hints { idempotent: true, ..Hints::WRITE };
 }
 
-/// One tool, typed: built once in [`table`] and erased into a [`ToolEntry`].
+/// One tool, typed: built once in [`table`] and erased into a [`ToolEntry`]. The response type
+/// decides the reply ([`Answer`]): [`Json`] for the contract's JSON, or [`TextBlocks`],
+/// [`CatalogText`], [`BinaryReply`].
 pub(super) struct Tool<Req, Resp> {
     name: &'static str,
     group: ToolGroup,
@@ -88,58 +90,11 @@ pub(super) struct Tool<Req, Resp> {
     handler: fn(&ToolContext<'_>, &Req) -> Result<Resp>,
 }
 
-/// A handler taking JSON and returning JSON or a binary reply.
+/// A handler taking JSON and returning its [`Reply`].
 type Call = Box<dyn Fn(&ToolContext<'_>, Value) -> Result<Reply> + Send + Sync>;
 
-/// What a tool call produced.
-pub(super) enum Reply {
-    /// `structuredContent` plus the same JSON as text.
-    Json(Value),
-    /// A binary block (image or embedded resource) then the metadata JSON as text; no
-    /// `structuredContent` and no published output schema (`docs/reference/original-server.md`
-    /// §11.4).
-    Binary(BinaryReply),
-}
-
-/// A tool whose result is a [`BinaryReply`] (`kb_load_image`, `kb_download_file`).
-pub(super) struct BinaryTool<Req> {
-    name: &'static str,
-    group: ToolGroup,
-    arguments: Arguments,
-    hints: Hints,
-    description: &'static str,
-    handler: fn(&ToolContext<'_>, &Req) -> Result<BinaryReply>,
-}
-
-impl<Req> BinaryTool<Req>
-where
-    Req: DeserializeOwned + JsonSchema + 'static,
-{
-    fn entry(self) -> ToolEntry {
-        let BinaryTool { name, group, arguments, hints, description, handler } = self;
-        let input_schema = input_schema::<Req>(arguments);
-        ToolEntry {
-            name,
-            group,
-            arguments,
-            hints,
-            description,
-            input_schema,
-            // The shape of the metadata text block; not published (no structuredContent).
-            output_schema: schema::output::<AssetFileInfo>(),
-            text_blocks: false,
-            binary: true,
-            catalog_text: false,
-            meta: None,
-            call: Box::new(move |cx, args| {
-                let request: Req = decode(name, arguments, args)?;
-                handler(cx, &request).map(Reply::Binary)
-            }),
-        }
-    }
-}
-
-/// A tool with its types erased: schemas generated, the handler wrapped to take and return JSON.
+/// A tool with its types erased: schemas generated, the handler wrapped to take JSON and return
+/// its [`Reply`].
 pub(super) struct ToolEntry {
     name: &'static str,
     group: ToolGroup,
@@ -147,14 +102,10 @@ pub(super) struct ToolEntry {
     hints: Hints,
     description: &'static str,
     input_schema: Value,
+    /// The response type's JSON shape ([`Answer::shape`]).
     output_schema: Value,
-    /// The result is [`TextBlocks`]: plain text blocks, no `outputSchema`, no structured content.
-    text_blocks: bool,
-    /// Returns [`Reply::Binary`]: no output schema is published.
-    binary: bool,
-    /// The result is [`CatalogText`]: one text block, structured content only for JSON, no
-    /// `outputSchema` (`docs/reference/catalog-spec.md` §2.2).
-    catalog_text: bool,
+    /// Whether `tools/list` publishes `output_schema` ([`Answer::PUBLISHED`]).
+    publishes_output: bool,
     /// The tool's `_meta` (e.g. `openai/fileParams`).
     meta: Option<Value>,
     call: Call,
@@ -171,7 +122,7 @@ impl ToolEntry {
 impl<Req, Resp> Tool<Req, Resp>
 where
     Req: DeserializeOwned + JsonSchema + 'static,
-    Resp: Serialize + JsonSchema + 'static,
+    Resp: Answer + 'static,
 {
     fn entry(self) -> ToolEntry {
         let Tool { name, group, arguments, hints, description, handler } = self;
@@ -183,14 +134,12 @@ where
             hints,
             description,
             input_schema,
-            output_schema: schema::output::<Resp>(),
-            text_blocks: std::any::TypeId::of::<Resp>() == std::any::TypeId::of::<TextBlocks>(),
-            binary: false,
-            catalog_text: std::any::TypeId::of::<Resp>() == std::any::TypeId::of::<CatalogText>(),
+            output_schema: Resp::shape(),
+            publishes_output: Resp::PUBLISHED,
             meta: None,
             call: Box::new(move |cx, args| {
                 let request: Req = decode(name, arguments, args)?;
-                to_value(&handler(cx, &request)?).map(Reply::Json)
+                handler(cx, &request)?.reply()
             }),
         }
     }
@@ -207,17 +156,17 @@ fn input_schema<Req: JsonSchema>(arguments: Arguments) -> Value {
 /// Every tool, sorted by name. Handlers are one call into the engine.
 fn table() -> Vec<ToolEntry> {
     vec![
-        Tool::<BuildSiteRequest, BuildSiteResponse> {
+        Tool::<BuildSiteRequest, Json<BuildSiteResponse>> {
             name: "kb_build_site",
             group: ToolGroup::Export,
             arguments: Arguments::Flat,
             hints: Hints::DESTRUCTIVE,
             description: "Combine the documents listed by the catalog's build settings into one navigable, self-contained HTML \
 file; broken references are returned as warnings. Requires knowledgeBase.allowWrites.",
-            handler: |cx, r| cx.engine.build_site(r),
+            handler: |cx, r| cx.engine.build_site(r).map(Json),
         }
         .entry(),
-        Tool::<CheckRequest, CheckResponse> {
+        Tool::<CheckRequest, Json<CheckResponse>> {
             name: "kb_check",
             group: ToolGroup::Catalog,
             arguments: Arguments::Flat,
@@ -225,20 +174,20 @@ file; broken references are returned as warnings. Requires knowledgeBase.allowWr
             description: "Check the catalog configuration, the index and the documents (missing or unindexed files, duplicate IDs, \
 unknown or deprecated tags, unknown relation targets, broken links and anchors); with base, also find change_together partners \
 that were not changed.",
-            handler: |cx, r| cx.engine.check(r),
+            handler: |cx, r| cx.engine.check(r).map(Json),
         }
         .entry(),
-        Tool::<CreateRequest, MutationResponse> {
+        Tool::<CreateRequest, Json<MutationResponse>> {
             name: "kb_create",
             group: ToolGroup::Edit,
             arguments: Arguments::Wrapped,
             hints: Hints::WRITE,
             description: "Creates a new Markdown file (UTF-8 without BOM; parent folders are created; never overwrites an existing \
 file). Needs knowledgeBase.allowWrites. Returns the new sourceHash; indexSynchronized tells whether kb_search already sees it.",
-            handler: |cx, r| cx.engine.create(r),
+            handler: |cx, r| cx.engine.create(r).map(Json),
         }
         .entry(),
-        Tool::<PdfBookRequest, PdfBookResponse> {
+        Tool::<PdfBookRequest, Json<PdfBookResponse>> {
             name: "kb_create_pdf_book",
             group: ToolGroup::Export,
             arguments: Arguments::Wrapped,
@@ -249,30 +198,30 @@ numbers. pageFormat a4|a5 (default)|a6|b5|letter; style compact (default)|classi
 screen|standard (default)|print sets image resolution. Writes outputPath (default: the source with .pdf), replacing an existing \
 PDF atomically; the Markdown, images and index are not changed. Remote and absolute image URLs are never fetched: they and \
 missing images become placeholder boxes listed in warnings. Needs knowledgeBase.allowWrites.",
-            handler: |cx, r| cx.engine.create_pdf_book(r),
+            handler: |cx, r| cx.engine.create_pdf_book(r).map(Json),
         }
         .entry(),
-        Tool::<DeleteRequest, MutationResponse> {
+        Tool::<DeleteRequest, Json<MutationResponse>> {
             name: "kb_delete",
             group: ToolGroup::Edit,
             arguments: Arguments::Wrapped,
             hints: Hints::DESTRUCTIVE,
             description: "Deletes a Markdown file if it still has the expectedSourceHash you read (else CONFLICT: read it again). \
 Needs knowledgeBase.allowWrites. The file is removed from the index in the background.",
-            handler: |cx, r| cx.engine.delete_document(r),
+            handler: |cx, r| cx.engine.delete_document(r).map(Json),
         }
         .entry(),
-        Tool::<AssetPathRequest, DeleteImageResponse> {
+        Tool::<AssetPathRequest, Json<DeleteImageResponse>> {
             name: "kb_delete_image",
             group: ToolGroup::Assets,
             arguments: Arguments::Flat,
             hints: Hints::DESTRUCTIVE,
             description: "Deletes one PNG/JPEG/WebP/GIF file anywhere under the root (root-relative path). Markdown that links to \
 it is not checked or changed and folders stay. Needs knowledgeBase.allowWrites.",
-            handler: |cx, r| cx.engine.delete_image(r),
+            handler: |cx, r| cx.engine.delete_image(r).map(Json),
         }
         .entry(),
-        BinaryTool::<AssetPathRequest> {
+        Tool::<AssetPathRequest, BinaryReply> {
             name: "kb_download_file",
             group: ToolGroup::Assets,
             arguments: Arguments::Flat,
@@ -283,7 +232,7 @@ image preview (GIF as PNG) use kb_load_image. Needs no write permission.",
             handler: |cx, r| cx.engine.download_file(r),
         }
         .entry(),
-        Tool::<TableEditRequest, TableEditResponse> {
+        Tool::<TableEditRequest, Json<TableEditResponse>> {
             name: "kb_edit_table",
             group: ToolGroup::Edit,
             arguments: Arguments::Flat,
@@ -293,17 +242,17 @@ delete_column, rename_column, set_alignment. pointer is the table's hashed ancho
 anchor is CONFLICT. Rows by rowIndex or where {column|columnIndex, equals}; columns by column name or columnIndex. Values \
 are literal text by default (escaped for you); valueFormat \"markdown\" writes inline Markdown verbatim. Cells cannot hold \
 line breaks. Returns the table's new pointer for the next edit. Needs knowledgeBase.allowWrites.",
-            handler: |cx, r| cx.engine.edit_table(r),
+            handler: |cx, r| cx.engine.edit_table(r).map(Json),
         }
         .entry(),
-        Tool::<ExportHtmlRequest, ExportHtmlResponse> {
+        Tool::<ExportHtmlRequest, Json<ExportHtmlResponse>> {
             name: "kb_export_html",
             group: ToolGroup::Export,
             arguments: Arguments::Flat,
             hints: Hints::DESTRUCTIVE,
             description: "Export one Markdown file to a single self-contained HTML file (styles and images embedded, no external \
 requests). Requires knowledgeBase.allowWrites.",
-            handler: |cx, r| cx.engine.export_html(r),
+            handler: |cx, r| cx.engine.export_html(r).map(Json),
         }
         .entry(),
         Tool::<FindDocsRequest, CatalogText> {
@@ -316,7 +265,7 @@ to a document; returns a page of documents (default 20) with a cursor for the re
             handler: |cx, r| cx.engine.find_docs(r),
         }
         .entry(),
-        Tool::<LinksRequest, LinksResponse> {
+        Tool::<LinksRequest, Json<LinksResponse>> {
             name: "kb_links",
             group: ToolGroup::Read,
             arguments: Arguments::Wrapped,
@@ -328,27 +277,27 @@ reference-style, autolink and image links count; x.html resolves to a sibling x.
 (missing_file, missing_anchor, outside_root, invalid_path), raw and line. Omit path with brokenOnly=true for the whole \
 project's broken links, paged with limit and nextCursor. External URLs only with includeExternal (never fetched). After \
 kb_move, links to the old path show up broken until you patch them.",
-            handler: |cx, r| cx.engine.links(r),
+            handler: |cx, r| cx.engine.links(r).map(Json),
         }
         .entry(),
-        Tool::<ListFilesRequest, ListFilesResponse> {
+        Tool::<ListFilesRequest, Json<ListFilesResponse>> {
             name: "kb_list_files",
             group: ToolGroup::Read,
             arguments: Arguments::Wrapped,
             hints: Hints::READ_ONLY,
             description: "Lists Markdown and asset files under the project root (not limited by the index's include/exclude globs). \
 Optional request.pathPrefix (a folder) and request.includeGlob (e.g. \"**/*.png\"). Needs no index.",
-            handler: |cx, r| cx.engine.list_files(r),
+            handler: |cx, r| cx.engine.list_files(r).map(Json),
         }
         .entry(),
-        Tool::<ListImagesRequest, ListImagesResponse> {
+        Tool::<ListImagesRequest, Json<ListImagesResponse>> {
             name: "kb_list_images",
             group: ToolGroup::Assets,
             arguments: Arguments::Flat,
             hints: Hints::READ_ONLY,
             description: "Lists PNG/JPEG/WebP/GIF files anywhere under the root by extension, sorted case-insensitively, a page at a \
 time: pageSize 1..200 (default 50); pass nextCursor as cursor for the next page (null on the last).",
-            handler: |cx, r| cx.engine.list_images(r),
+            handler: |cx, r| cx.engine.list_images(r).map(Json),
         }
         .entry(),
         Tool::<ListTagsRequest, CatalogText> {
@@ -361,7 +310,7 @@ the number of documents per tag; filter with query.",
             handler: |cx, r| cx.engine.list_tags(r),
         }
         .entry(),
-        BinaryTool::<AssetPathRequest> {
+        Tool::<AssetPathRequest, BinaryReply> {
             name: "kb_load_image",
             group: ToolGroup::Assets,
             arguments: Arguments::Flat,
@@ -371,17 +320,17 @@ the number of documents per tag; filter with query.",
             handler: |cx, r| cx.engine.load_image(r),
         }
         .entry(),
-        Tool::<MoveRequest, MutationResponse> {
+        Tool::<MoveRequest, Json<MutationResponse>> {
             name: "kb_move",
             group: ToolGroup::Edit,
             arguments: Arguments::Wrapped,
             hints: Hints::WRITE,
             description: "Moves or renames a Markdown file if it still has the expectedSourceHash you read; the target must not \
 exist (folders are created). Needs knowledgeBase.allowWrites. Both paths are reindexed in the background.",
-            handler: |cx, r| cx.engine.move_document(r),
+            handler: |cx, r| cx.engine.move_document(r).map(Json),
         }
         .entry(),
-        Tool::<MoveImageRequest, MoveImageResponse> {
+        Tool::<MoveImageRequest, Json<MoveImageResponse>> {
             name: "kb_move_image",
             group: ToolGroup::Assets,
             arguments: Arguments::Wrapped,
@@ -389,20 +338,20 @@ exist (folders are created). Needs knowledgeBase.allowWrites. Both paths are rei
             description: "Moves or renames one image under the root without overwriting (the target must not exist; folders are \
 created). Optional expectedSha256 (from kb_load_image or kb_save_image) guards against a changed file (CONFLICT). Markdown \
 links are not updated: fix them with kb_read + kb_patch. Needs knowledgeBase.allowWrites.",
-            handler: |cx, r| cx.engine.move_image(r),
+            handler: |cx, r| cx.engine.move_image(r).map(Json),
         }
         .entry(),
-        Tool::<OutlineRequest, OutlineResponse> {
+        Tool::<OutlineRequest, Json<OutlineResponse>> {
             name: "kb_outline",
             group: ToolGroup::Read,
             arguments: Arguments::Wrapped,
             hints: Hints::READ_ONLY,
             description: "Returns the heading tree of one Markdown file with each heading's anchor (logical~selfHash~subtreeHash). \
 Reads the current source; needs no index.",
-            handler: |cx, r| cx.engine.outline(r),
+            handler: |cx, r| cx.engine.outline(r).map(Json),
         }
         .entry(),
-        Tool::<PatchRequest, MutationResponse> {
+        Tool::<PatchRequest, Json<MutationResponse>> {
             name: "kb_patch",
             group: ToolGroup::Edit,
             arguments: Arguments::Wrapped,
@@ -420,10 +369,10 @@ delete_section) need both hashes: legacy v1 anchors are rejected with an instruc
 \"document\" is unhashed and supports only insert_before/insert_after. An element that moved is relocated by kind and \
 selfHash only; a changed or ambiguous one is CONFLICT (read again). Needs knowledgeBase.allowWrites. kb_read sees the \
 change at once; indexSynchronized tells whether kb_search does yet.",
-            handler: |cx, r| cx.engine.patch(r),
+            handler: |cx, r| cx.engine.patch(r).map(Json),
         }
         .entry(),
-        Tool::<ReadRequest, MarkdownSlice> {
+        Tool::<ReadRequest, Json<MarkdownSlice>> {
             name: "kb_read",
             group: ToolGroup::Read,
             arguments: Arguments::Wrapped,
@@ -433,7 +382,7 @@ change at once; indexSynchronized tells whether kb_search does yet.",
 logical~selfHash~subtreeHash (v1 logical~selfHash is still accepted for navigation); list items are liN nested in their parent liN; \
 a block quote is one opaque qN; GFM tables are tN and addressing a table also returns a structured projection with display text \
 (use the markdown field for the original markup). Pass nextPointer to continue; consecutive pages concatenate to the whole file.",
-            handler: |cx, r| cx.engine.read(r),
+            handler: |cx, r| cx.engine.read(r).map(Json),
         }
         .entry(),
         Tool::<ReadGuideRequest, TextBlocks> {
@@ -446,7 +395,7 @@ a block quote is one opaque qN; GFM tables are tN and addressing a table also re
             handler: |cx, r| cx.engine.read_guide(r),
         }
         .entry(),
-        Tool::<ReindexRequest, ReindexStartResponse> {
+        Tool::<ReindexRequest, Json<ReindexStartResponse>> {
             name: "kb_reindex",
             group: ToolGroup::Read,
             arguments: Arguments::Wrapped,
@@ -454,10 +403,10 @@ a block quote is one opaque qN; GFM tables are tN and addressing a table also re
             description: "Starts reindexing the project's Markdown in the background and returns at once; only one reindex runs at a time \
 (started=false returns the running one). scope \"changed\" (default) or \"all\"; force=true rebuilds an index that is incompatible \
 with the configuration. Watch progress and the result with kb_status.",
-            handler: |cx, r| cx.engine.start_reindex(r),
+            handler: |cx, r| cx.engine.start_reindex(r).map(Json),
         }
         .entry(),
-        Tool::<SaveImageRequest, SaveImageResponse> {
+        Tool::<SaveImageRequest, Json<SaveImageResponse>> {
             name: "kb_save_image",
             group: ToolGroup::Assets,
             arguments: Arguments::Flat,
@@ -466,41 +415,42 @@ with the configuration. Watch progress and the result with kb_status.",
 data URIs are not accepted) as PNG/JPEG/WebP/GIF. Without targetPath it goes to images/ named after fileName or the upload's \
 name (cover.png, cover-2.png on collision); targetPath is the exact destination and is never overwritten (ALREADY_EXISTS). \
 HTTPS only, at most 25 MiB. Returns path, sha256 and a Markdown snippet (not inserted anywhere). Needs knowledgeBase.allowWrites.",
-            handler: |cx, r| cx.engine.save_image(r),
+            handler: |cx, r| cx.engine.save_image(r).map(Json),
         }
         .entry()
         .with_meta(serde_json::json!({ "openai/fileParams": ["file"] })),
-        Tool::<SearchRequest, SearchResponse> {
+        Tool::<SearchRequest, Json<SearchResponse>> {
             name: "kb_search",
             group: ToolGroup::Read,
             arguments: Arguments::Wrapped,
             hints: Hints::READ_ONLY,
             description: "Searches the derived index of the project's Markdown (Japanese-aware BM25: 京都 does not match 東京都庁, API also finds its full-width \
-form, サーバー finds サーバ). Every word is optional but chunks with all words rank first; \"quoted phrases\" match exactly. Results belong to \
-an indexed revision (indexedSourceHash; stale=true when the file changed since) and point at the first element of a chunk: \
-call kb_read with the readHint to see the current text. includeGlobs/excludeGlobs limit the files, and topK counts within them. \
-mode hybrid falls back to lexical when embeddings are unavailable (see warning).",
-            handler: |cx, r| cx.engine.search(r),
+form, サーバー finds サーバ). Every word is optional but chunks with all words rank first; \"quoted phrases\" match exactly. Each hit \
+gives path, pointer, headingPath and a snippet of the sentences around the words (often the answer itself); stale=true when the \
+file changed since it was indexed. Read on with kb_read {path, pointer}. includeGlobs/excludeGlobs limit the files, and topK counts \
+within them. mode hybrid falls back to lexical when embeddings are unavailable (see warning). detail \"full\" adds the original's \
+fields (fullPointer, score, searchMode, readHint, indexedSourceHash) to every hit.",
+            handler: |cx, r| cx.engine.search(r).map(Json),
         }
         .entry(),
-        Tool::<StatusRequest, StatusResponse> {
+        Tool::<StatusRequest, Json<StatusResponse>> {
             name: "kb_status",
             group: ToolGroup::Read,
             arguments: Arguments::Flat,
             hints: Hints::READ_ONLY,
             description: "Shows the index: documents and chunks, versions, embedding mode, whether the index is compatible with the \
 configuration, pending edits and the running or last reindex. Call with {}.",
-            handler: |cx, _| Ok(cx.engine.status_bounded()),
+            handler: |cx, _| Ok(Json(cx.engine.status_bounded())),
         }
         .entry(),
-        Tool::<UpdateIndexRequest, UpdateIndexResponse> {
+        Tool::<UpdateIndexRequest, Json<UpdateIndexResponse>> {
             name: "kb_update_index",
             group: ToolGroup::Catalog,
             arguments: Arguments::Flat,
             hints: Hints::DESTRUCTIVE,
             description: "Add, replace or remove one document, term or tag entry of the catalog index (item null removes); the whole \
 index is validated before the file is written. Requires knowledgeBase.allowWrites.",
-            handler: |cx, r| cx.engine.update_index(r),
+            handler: |cx, r| cx.engine.update_index(r).map(Json),
         }
         .entry(),
     ]
@@ -524,7 +474,7 @@ impl ToolEntry {
         let mut tool =
             McpTool::new_with_raw(self.name, Some(self.description.into()), object(&self.input_schema))
                 .with_annotations(annotations);
-        if !self.binary && !self.text_blocks && !self.catalog_text {
+        if self.publishes_output {
             tool = tool.with_raw_output_schema(object(&self.output_schema));
         }
         if let Some(meta) = &self.meta {
@@ -602,22 +552,17 @@ struct Wrapped<T> {
 fn deserialize<T: DeserializeOwned>(tool: &str, args: Value) -> Result<T> {
     serde_path_to_error::deserialize(args).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
+        let inner = e.into_inner().to_string();
+        // A value outside a closed set: its own sentence names the field and the allowed values.
+        if let Some(sentence) = crate::wire::refused(&inner) {
+            return Error::invalid_argument(sentence);
+        }
         if path.is_empty() || path == "." {
             Error::invalid_argument(format!("{tool}: invalid arguments: {inner}."))
         } else {
             Error::invalid_argument(format!("{tool}: invalid {path}: {inner}."))
         }
     })
-}
-
-fn to_value<T: Serialize>(v: &T) -> Result<Value> {
-    serde_json::to_value(v).map_err(|e| Error::internal(format!("could not encode the result: {e}")))
-}
-
-/// Whether `name` answers with a [`CatalogText`] (one text block, structured content for JSON).
-pub(super) fn answers_with_catalog_text(name: &str) -> bool {
-    TABLE.iter().any(|t| t.name == name && t.catalog_text)
 }
 
 /// The catalog tools that accept mdmark's hidden `project_dir` argument
@@ -684,9 +629,42 @@ fn unknown_catalog_argument(
     Some(engine.unknown_catalog_argument(unknown, &accepted, given.1.as_deref()))
 }
 
-/// Whether `name` answers with plain text blocks ([`TextBlocks`]) instead of structured content.
-pub(super) fn answers_with_text(name: &str) -> bool {
-    TABLE.iter().any(|t| t.name == name && t.text_blocks)
+/// E11 in the catalog's language for a catalog or HTML tool given an argument of the wrong JSON
+/// type (serde's own sentence is English); `None` when every argument has a type its schema
+/// allows.
+fn catalog_wrong_type(
+    engine: &Engine,
+    tool: &ToolEntry,
+    args: &Value,
+    config: Option<&str>,
+) -> Option<Error> {
+    if !PROJECT_DIR_TOOLS.contains(&tool.name) {
+        return None;
+    }
+    let properties = tool.input_schema["properties"].as_object()?;
+    for (name, value) in args.as_object()? {
+        let Some(schema) = properties.get(name) else { continue };
+        let mut types: Vec<&str> = match &schema["type"] {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        types.retain(|t| *t != "null");
+        let fits = |t: &&str| match *t {
+            "string" => value.is_string(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "boolean" => value.is_boolean(),
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            _ => true,
+        };
+        if value.is_null() || types.is_empty() || types.iter().any(fits) {
+            continue;
+        }
+        return Some(engine.catalog_argument_type(name, types[0], config));
+    }
+    None
 }
 
 /// Runs one tool call (on a blocking thread).
@@ -707,6 +685,9 @@ pub(super) fn dispatch(engine: &Engine, name: &str, args: Value) -> Result<Reply
         unknown_catalog_argument(engine, tool, &given)
             .unwrap_or_else(|| Error::invalid_argument(format!("{name}: {m}")))
     })?;
+    if let Some(wrong) = catalog_wrong_type(engine, tool, &args, given.1.as_deref()) {
+        return Err(wrong);
+    }
     (tool.call)(&ToolContext { engine }, args)
 }
 
@@ -758,6 +739,49 @@ mod tests {
         assert!(e.message.contains("inside 'request'"), "{}", e.message);
         let e = decode::<StatusRequest>("kb_status", Arguments::Flat, json!({"x": 1})).unwrap_err();
         assert!(e.message.contains("`x`"), "{}", e.message);
+    }
+
+    /// `kb_search.mode` and `kb_patch`'s operation kinds are typed at the edge, and a value outside
+    /// their set is refused with the sentence the engine used to write, with no field path
+    /// before it (moved here from `search::plan` and `PatchKind::parse`).
+    #[test]
+    fn values_outside_a_closed_set_are_refused_with_their_own_sentence() {
+        let search = |mode: &str| {
+            decode::<SearchRequest>(
+                "kb_search",
+                Arguments::Wrapped,
+                json!({"request": {"query": "q", "mode": mode}}),
+            )
+        };
+        let e = search("fuzzy").unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (ErrorCode::InvalidArgument, "mode 'fuzzy' is not valid; use lexical, semantic or hybrid.")
+        );
+        // Case and surrounding spaces are forgiven, as `search.defaultMode` forgives them.
+        assert_eq!(search(" Semantic ").unwrap().mode, Some(crate::config::SearchMode::Semantic));
+        let patch = |kind: &str| {
+            let args = json!({"request": {"path": "a.md", "operations": [{"kind": kind, "pointer": "1"}]}});
+            decode::<PatchRequest>("kb_patch", Arguments::Wrapped, args)
+        };
+        let e = patch("replace_fragment").unwrap_err();
+        assert_eq!(
+            e.message,
+            "Unknown patch operation kind 'replace_fragment'. Valid kinds: replace, replace_element, replace_subtree, \
+replace_section, delete_section, insert_before, insert_after, delete."
+        );
+        assert_eq!(
+            patch("DELETE_SECTION").unwrap().operations[0].kind,
+            crate::wire::PatchKind::DeleteSection
+        );
+        // Not a string at all: serde's message, with the field path.
+        let args = json!({"request": {"path": "a.md", "operations": [{"kind": 3, "pointer": "1"}]}});
+        let e = decode::<PatchRequest>("kb_patch", Arguments::Wrapped, args).unwrap_err();
+        assert!(
+            e.message.starts_with("kb_patch: invalid request.operations[0].kind: invalid type"),
+            "{}",
+            e.message
+        );
     }
 
     /// Claude Code folds full-width ASCII (ＡＰＩ) and half-width katakana to their usual forms

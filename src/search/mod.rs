@@ -79,12 +79,7 @@ pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
     } else {
         None
     };
-    let mode = match req.mode.as_deref() {
-        None => config.default_mode,
-        Some(m) => SearchMode::parse(m).ok_or_else(|| {
-            Error::invalid_argument(format!("mode '{m}' is not valid; use lexical, semantic or hybrid."))
-        })?,
-    };
+    let mode = req.mode.unwrap_or(config.default_mode);
     let max_per_file = match req.max_per_file {
         Some(n) if n < 0 => {
             return Err(Error::invalid_argument(
@@ -95,14 +90,7 @@ pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
         Some(n) => Some(n as usize),
         None => config.max_per_file,
     };
-    let detail = match req.detail.as_deref() {
-        None => config.hit_detail,
-        Some(d) => HitDetail::parse(d).ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "detail '{d}' is not valid; use compact (path, pointer, headingPath, snippet) or full (the original's shape)."
-            ))
-        })?,
-    };
+    let detail = req.detail.unwrap_or(config.hit_detail);
     Ok(Plan {
         query: query.to_owned(),
         top_k,
@@ -373,6 +361,7 @@ impl Candidates {
         mut current_hash: impl FnMut(&str) -> Option<String>,
     ) -> Vec<SearchHit> {
         let full = detail == HitDetail::Full;
+        let mut rank = 0;
         let lex_rank: HashMap<u64, usize> = self.lexical.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let vec_rank: HashMap<u64, (usize, f32)> =
             self.vector.iter().enumerate().map(|(i, c)| (c.0, (i, c.1))).collect();
@@ -391,6 +380,9 @@ impl Candidates {
                 fused_score: score,
             });
             let stale = now.as_deref() != Some(h.source_hash.as_str());
+            rank += 1;
+            let snippet =
+                if rank > LONG_SNIPPETS { shorten(&h.snippet, SHORT_SNIPPET_BYTES) } else { h.snippet };
             // Compact: what the agent needs to read or edit the hit, and `stale` when it says
             // something; the original's fields on request (`docs/tools.md`, "The hit shape").
             results.push(SearchHit {
@@ -404,7 +396,7 @@ impl Candidates {
                 score: full.then_some(score),
                 search_mode: full.then(|| mode_name.clone()),
                 heading_path: Some(h.heading_path).filter(|s| !s.is_empty()),
-                snippet: h.snippet,
+                snippet,
                 stale: (full || stale).then_some(stale),
                 indexed_source_hash: full.then_some(h.source_hash),
                 pointer: h.anchor,
@@ -414,6 +406,56 @@ impl Candidates {
         }
         results
     }
+}
+
+/// Hits whose snippet is the whole `search.snippetTokens` window: the answer is nearly always in
+/// the first ones (`docs/performance.md`, "Agent benchmark"); later hits point at more places to
+/// read, with a snippet of about the original's length ([`SHORT_SNIPPET_BYTES`]).
+pub const LONG_SNIPPETS: usize = 3;
+/// The length of the snippets after the first [`LONG_SNIPPETS`]: about the original's 16 tokens
+/// (a median 100 bytes of Japanese).
+pub const SHORT_SNIPPET_BYTES: usize = 120;
+
+/// `snippet` cut to about `max` bytes from a little before its first match: at character
+/// boundaries, never inside a `[`…`]` mark, with `...` where it is cut.
+pub fn shorten(snippet: &str, max: usize) -> String {
+    if snippet.len() <= max {
+        return snippet.to_owned();
+    }
+    let (lead, body) = match snippet.strip_prefix("...") {
+        Some(rest) => (true, rest),
+        None => (false, snippet),
+    };
+    let (trail, body) = match body.strip_suffix("...") {
+        Some(rest) => (true, rest),
+        None => (false, body),
+    };
+    let floor = |mut i: usize| {
+        while !body.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let mark = body.find('[').unwrap_or(0);
+    let mut start = floor(mark.saturating_sub(max / 4));
+    // Not inside a mark: start at its `[`.
+    if let Some(open) = body[..start].rfind('[')
+        && !body[open..start].contains(']')
+    {
+        start = open;
+    }
+    let mut end = floor((start + max).min(body.len()));
+    if let Some(open) = body[start..end].rfind('[').map(|i| start + i)
+        && !body[open..end].contains(']')
+    {
+        end = body[open..].find(']').map_or(body.len(), |i| open + i + 1);
+    }
+    format!(
+        "{}{}{}",
+        if lead || start > 0 { "..." } else { "" },
+        &body[start..end],
+        if trail || end < body.len() { "..." } else { "" }
+    )
 }
 
 /// The lexical ranking weights of the configuration.

@@ -39,8 +39,6 @@ fn plan_checks_each_field_with_one_sentence() {
     assert_eq!((e.code, e.message.as_str()), (ErrorCode::InvalidArgument, "query must not be empty."));
     let e = plan(&SearchRequest { top_k: Some(0), ..request("所有権") }, &c).expect_err("topK 0");
     assert_eq!(e.message, "topK must be greater than zero.");
-    let e = plan(&SearchRequest { mode: Some("fuzzy".into()), ..request("所有権") }, &c).expect_err("mode");
-    assert_eq!(e.message, "mode 'fuzzy' is not valid; use lexical, semantic or hybrid.");
     let p = plan(&SearchRequest { top_k: Some(500), ..request("  所有権 ") }, &c).expect("plan");
     assert_eq!((p.query.as_str(), p.top_k, p.mode), ("所有権", MAX_TOP_K as usize, SearchMode::Hybrid));
     assert!(p.scope.is_none() && !p.explain);
@@ -409,4 +407,30 @@ fn a_per_file_limit_reads_only_the_hits_it_keeps_when_the_ranking_knew_their_fil
 #[test]
 fn the_configured_ranking_weights_default_to_the_lexical_defaults() {
     assert_eq!(rank_weights(&config()), RankWeights::default());
+}
+
+#[test]
+fn later_hits_get_a_short_snippet_cut_around_their_first_match() {
+    let long = "...前置きの文がここにある。設定ファイルの[保存先]は、利用者のホームフォルダの下にある隠しフォルダで、名前は設定の種類ごとに決まっており、既定では config.yaml という名前になる。...";
+    let s = shorten(long, SHORT_SNIPPET_BYTES);
+    assert!(s.len() <= SHORT_SNIPPET_BYTES + 12, "{} bytes: {s}", s.len());
+    assert!(s.starts_with("...") && s.ends_with("...") && s.contains("[保存先]"), "{s}");
+    // Never inside a mark; short snippets unchanged.
+    let marked = format!("{}[とても長い強調された語句]の後", "あ".repeat(60));
+    let s = shorten(&marked, 40);
+    assert_eq!(s.matches('[').count(), s.matches(']').count(), "{s}");
+    assert_eq!(shorten("短い[文]。", 120), "短い[文]。");
+    // The first LONG_SNIPPETS hits keep their whole window; later ones are cut.
+    let mut c = Candidates::new(None);
+    let mut hits = Vec::new();
+    for i in 0..5 {
+        let mut h = hit(i, "a.md", "h");
+        h.snippet = long.to_owned();
+        hits.push(h);
+    }
+    c.set_lexical_hits(hits, 5);
+    let ranked = c.rank(SearchMode::Lexical, fusion(&config()), 10);
+    let out = c.assemble(&ranked, SearchMode::Lexical, false, HitDetail::Compact, 60, |_| Some("h".into()));
+    let lens: Vec<bool> = out.iter().map(|h| h.snippet == long).collect();
+    assert_eq!(lens, [true, true, true, false, false]);
 }

@@ -4,6 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::values::{ValueSet, value_set_serde};
+
 /// `kb_find_docs` arguments.
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -158,7 +160,124 @@ pub struct CheckIssue {
     #[serde(rename = "where")]
     pub at: String,
     /// The issue kind (missing_doc, unknown_tag, broken_link, …).
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: IssueKind,
     /// What is wrong and how to fix it.
     pub message: String,
+}
+
+/// The issue kinds of `kb_check` (`docs/reference/catalog-spec.md` §6.4.3), in the order of that
+/// table. The output schema keeps the field a plain string, as the specification publishes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IssueKind {
+    /// `config_error`
+    ConfigError,
+    /// `missing_index`
+    MissingIndex,
+    /// `invalid_yaml`
+    InvalidYaml,
+    /// `schema_error`
+    SchemaError,
+    /// `invalid_path`
+    InvalidPath,
+    /// `missing_doc`
+    MissingDoc,
+    /// `duplicate_id`
+    DuplicateId,
+    /// `duplicate_alias`
+    DuplicateAlias,
+    /// `unknown_tag`
+    UnknownTag,
+    /// `deprecated_tag`
+    DeprecatedTag,
+    /// `invalid_deprecation`
+    InvalidDeprecation,
+    /// `unknown_relation_target`
+    UnknownRelationTarget,
+    /// `self_relation`
+    SelfRelation,
+    /// `duplicate_relation`
+    DuplicateRelation,
+    /// `asymmetric_change_together`
+    AsymmetricChangeTogether,
+    /// `unindexed_doc`
+    UnindexedDoc,
+    /// `broken_link`
+    BrokenLink,
+    /// `missing_anchor`
+    MissingAnchor,
+    /// `missed_change_together`
+    MissedChangeTogether,
+}
+
+impl ValueSet for IssueKind {
+    const ALL: &'static [Self] = &[
+        IssueKind::ConfigError,
+        IssueKind::MissingIndex,
+        IssueKind::InvalidYaml,
+        IssueKind::SchemaError,
+        IssueKind::InvalidPath,
+        IssueKind::MissingDoc,
+        IssueKind::DuplicateId,
+        IssueKind::DuplicateAlias,
+        IssueKind::UnknownTag,
+        IssueKind::DeprecatedTag,
+        IssueKind::InvalidDeprecation,
+        IssueKind::UnknownRelationTarget,
+        IssueKind::SelfRelation,
+        IssueKind::DuplicateRelation,
+        IssueKind::AsymmetricChangeTogether,
+        IssueKind::UnindexedDoc,
+        IssueKind::BrokenLink,
+        IssueKind::MissingAnchor,
+        IssueKind::MissedChangeTogether,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            IssueKind::ConfigError => "config_error",
+            IssueKind::MissingIndex => "missing_index",
+            IssueKind::InvalidYaml => "invalid_yaml",
+            IssueKind::SchemaError => "schema_error",
+            IssueKind::InvalidPath => "invalid_path",
+            IssueKind::MissingDoc => "missing_doc",
+            IssueKind::DuplicateId => "duplicate_id",
+            IssueKind::DuplicateAlias => "duplicate_alias",
+            IssueKind::UnknownTag => "unknown_tag",
+            IssueKind::DeprecatedTag => "deprecated_tag",
+            IssueKind::InvalidDeprecation => "invalid_deprecation",
+            IssueKind::UnknownRelationTarget => "unknown_relation_target",
+            IssueKind::SelfRelation => "self_relation",
+            IssueKind::DuplicateRelation => "duplicate_relation",
+            IssueKind::AsymmetricChangeTogether => "asymmetric_change_together",
+            IssueKind::UnindexedDoc => "unindexed_doc",
+            IssueKind::BrokenLink => "broken_link",
+            IssueKind::MissingAnchor => "missing_anchor",
+            IssueKind::MissedChangeTogether => "missed_change_together",
+        }
+    }
+
+    fn refusal(given: &str) -> String {
+        format!("Unknown issue kind '{given}'. Valid kinds: {}.", Self::spellings().join(", "))
+    }
+
+    /// Exact spellings only: `check.ignore` compares them as written.
+    fn find(given: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|k| k.as_str() == given)
+    }
+}
+
+value_set_serde!(IssueKind);
+
+impl IssueKind {
+    /// The wire spelling (`broken_link`, …).
+    pub fn as_str(self) -> &'static str {
+        ValueSet::as_str(self)
+    }
+}
+
+impl std::fmt::Display for IssueKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
 }

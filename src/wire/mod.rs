@@ -23,6 +23,7 @@ mod export;
 mod html;
 mod links;
 mod table;
+mod values;
 
 use std::borrow::Cow;
 
@@ -35,13 +36,14 @@ pub use assets::{
     SaveImageResponse,
 };
 pub use catalog::{
-    CatalogText, CheckIssue, CheckRequest, CheckResponse, FindDocsRequest, ListTagsRequest,
+    CatalogText, CheckIssue, CheckRequest, CheckResponse, FindDocsRequest, IssueKind, ListTagsRequest,
     UpdateIndexRequest, UpdateIndexResponse,
 };
 pub use export::{PdfBookRequest, PdfBookResponse};
 pub use html::{BuildSiteRequest, BuildSiteResponse, ExportHtmlRequest, ExportHtmlResponse};
 pub use links::{LinkDirection, LinkEdge, LinksRequest, LinksResponse, ReadGuideRequest, TextBlocks};
 pub use table::{Alignment, CellUpdate, RowFilter, TableAction, TableEditRequest, ValueFormat};
+pub use values::{ValueSet, refused};
 
 /// `kb_read` arguments.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -245,6 +247,100 @@ pub struct ListFilesResponse {
     pub notice: Option<String>,
 }
 
+/// What a `kb_search` hit carries (`kb_search.detail`, `search.hitDetail`; `docs/tools.md`, "The
+/// hit shape").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[schemars(rename_all = "lowercase", inline)]
+pub enum HitDetail {
+    // Path, pointer, heading path and snippet; `stale` only when true; the mode once per answer.
+    #[default]
+    Compact,
+    // The original's shape: also fullPointer, score, searchMode, readHint, indexedSourceHash and
+    // stale on every hit.
+    Full,
+}
+
+impl ValueSet for HitDetail {
+    const ALL: &'static [Self] = &[HitDetail::Compact, HitDetail::Full];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            HitDetail::Compact => "compact",
+            HitDetail::Full => "full",
+        }
+    }
+
+    fn refusal(given: &str) -> String {
+        format!(
+            "detail '{given}' is not valid; use compact (path, pointer, headingPath, snippet) or full (the original's shape)."
+        )
+    }
+
+    /// Ignores ASCII case and surrounding whitespace.
+    fn find(given: &str) -> Option<Self> {
+        let given = given.trim();
+        Self::ALL.iter().copied().find(|m| given.eq_ignore_ascii_case(m.as_str()))
+    }
+}
+
+values::value_set_serde!(HitDetail);
+
+/// A search mode (`kb_search.mode`, `search.defaultMode`, `--search-mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, JsonSchema)]
+#[schemars(rename_all = "lowercase", inline)]
+pub enum SearchMode {
+    // BM25 over the lexical index only. (No doc comments on the variants: the schema is a plain
+    // string `enum` and the field's description says what each value does.)
+    Lexical,
+    // Nearest neighbours over embeddings only.
+    Semantic,
+    // Both, fused by Reciprocal Rank Fusion.
+    #[default]
+    Hybrid,
+}
+
+impl ValueSet for SearchMode {
+    const ALL: &'static [Self] = &[SearchMode::Lexical, SearchMode::Semantic, SearchMode::Hybrid];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            SearchMode::Lexical => "lexical",
+            SearchMode::Semantic => "semantic",
+            SearchMode::Hybrid => "hybrid",
+        }
+    }
+
+    fn refusal(given: &str) -> String {
+        format!("mode '{given}' is not valid; use {}.", values::or_list(&Self::spellings()))
+    }
+
+    /// Ignores ASCII case and surrounding whitespace.
+    fn find(given: &str) -> Option<Self> {
+        let given = given.trim();
+        Self::ALL.iter().copied().find(|m| given.eq_ignore_ascii_case(m.as_str()))
+    }
+}
+
+values::value_set_serde!(SearchMode);
+
+impl SearchMode {
+    /// The wire spelling (lowercase).
+    pub fn as_str(self) -> &'static str {
+        ValueSet::as_str(self)
+    }
+
+    /// Parses a spelling, ignoring ASCII case and surrounding whitespace.
+    pub fn parse(s: &str) -> Option<SearchMode> {
+        Self::find(s)
+    }
+}
+
+impl std::fmt::Display for SearchMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// `kb_search` arguments.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -254,8 +350,7 @@ pub struct SearchRequest {
     pub query: String,
     /// `lexical`, `semantic` or `hybrid` (default: `search.defaultMode`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("enum" = ["lexical", "semantic", "hybrid", null]))]
-    pub mode: Option<String>,
+    pub mode: Option<SearchMode>,
     /// Number of results (default `search.maxResults`, at most 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_k: Option<i64>,
@@ -281,8 +376,7 @@ pub struct SearchRequest {
     /// headingPath, snippet; `stale` when true) or `full` (the original's shape, adding
     /// fullPointer, score, searchMode, readHint, indexedSourceHash and stale to every hit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("enum" = ["compact", "full"]))]
-    pub detail: Option<String>,
+    pub detail: Option<HitDetail>,
 }
 
 /// One condition on a front-matter field (`kb_search` `filters`). Keys and values are
@@ -685,6 +779,62 @@ pub struct VectorStatus {
     pub compatibility: Compatibility,
 }
 
+/// The patch operation kinds of `kb_patch` (`docs/reference/original-server.md` §9.1), in schema
+/// order. What each does is on [`PatchOperation::kind`] (the variants carry no doc comments, so
+/// the schema is a plain string `enum`); the edit rules are in `edit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, JsonSchema)]
+#[schemars(rename_all = "snake_case", inline)]
+pub enum PatchKind {
+    // Deprecated alias of `ReplaceElement` (same validation).
+    Replace,
+    // Replace exactly one element (a list item: only its own prefix before its children).
+    ReplaceElement,
+    // Replace a list item together with all its descendants.
+    ReplaceSubtree,
+    // Replace a heading and its owned section.
+    ReplaceSection,
+    // Delete a heading and its owned section (no markdown).
+    DeleteSection,
+    // Insert new block(s) before an element or at the start of the document.
+    InsertBefore,
+    // Insert new block(s) after an element or at the end of the document.
+    InsertAfter,
+    // Remove exactly one element (heading: body kept; list item: whole subtree).
+    Delete,
+}
+
+impl ValueSet for PatchKind {
+    const ALL: &'static [Self] = &[
+        PatchKind::Replace,
+        PatchKind::ReplaceElement,
+        PatchKind::ReplaceSubtree,
+        PatchKind::ReplaceSection,
+        PatchKind::DeleteSection,
+        PatchKind::InsertBefore,
+        PatchKind::InsertAfter,
+        PatchKind::Delete,
+    ];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            PatchKind::Replace => "replace",
+            PatchKind::ReplaceElement => "replace_element",
+            PatchKind::ReplaceSubtree => "replace_subtree",
+            PatchKind::ReplaceSection => "replace_section",
+            PatchKind::DeleteSection => "delete_section",
+            PatchKind::InsertBefore => "insert_before",
+            PatchKind::InsertAfter => "insert_after",
+            PatchKind::Delete => "delete",
+        }
+    }
+
+    fn refusal(given: &str) -> String {
+        format!("Unknown patch operation kind '{given}'. Valid kinds: {}.", Self::spellings().join(", "))
+    }
+}
+
+values::value_set_serde!(PatchKind);
+
 /// One `kb_patch` operation.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -695,8 +845,7 @@ pub struct PatchOperation {
     /// of the same or a higher level), `delete_section`, `insert_before`, `insert_after`
     /// (`document` inserts at the start/end), `delete` (one element; for a heading the section
     /// body is preserved; for a list item its whole subtree).
-    #[schemars(extend("enum" = ["replace", "replace_element", "replace_subtree", "replace_section", "delete_section", "insert_before", "insert_after", "delete"]))]
-    pub kind: String,
+    pub kind: PatchKind,
     /// The target's anchor from kb_read/kb_outline/kb_search (`logical~selfHash~subtreeHash`);
     /// `document` (unhashed) for inserts at the start or end. Section and subtree operations need
     /// the v2 anchor with both hashes.

@@ -285,3 +285,44 @@ fn the_catalog_tools_see_each_edit_at_the_next_call() {
     let ids: Vec<&str> = r["docs"].as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["notes"]);
 }
+
+/// Under `language: ja` the messages given before a configuration is read are Japanese too
+/// (issue #44 item 5): E2 (a `config` file that is missing), E3 (one that is not YAML) and the
+/// guide refusals E35–E37.
+#[test]
+fn messages_before_the_configuration_is_read_follow_the_catalog_language() {
+    let project = Project::empty();
+    project.write(
+        "lvs.yaml",
+        "index:\n  autoIndex: false\ncatalog:\n  index: docs/index.yaml\n  language: ja\n",
+    );
+    project.write("docs/index.yaml", "version: 1\ndocs: []\n");
+    project.write("bad.yaml", "catalog: [unclosed\n");
+    let mut rpc = crate::rpc::Rpc::start(&[
+        "--project-root".as_ref(),
+        project.root().as_os_str(),
+        "--config".as_ref(),
+        project.root().join("lvs.yaml").as_os_str(),
+        "--embedding-provider".as_ref(),
+        "none".as_ref(),
+    ]);
+    let message = |rpc: &mut crate::rpc::Rpc, tool: &str, args: serde_json::Value| {
+        let frame = rpc.call_raw(tool, args);
+        assert_eq!(frame["result"]["isError"], true, "{frame}");
+        frame["result"]["content"][0]["text"].as_str().unwrap().to_owned()
+    };
+    let missing = message(&mut rpc, "kb_check", serde_json::json!({"config": "none.yaml"}));
+    assert!(missing.contains("設定ファイル `none.yaml` がありません"), "{missing}");
+    let not_yaml = message(&mut rpc, "kb_check", serde_json::json!({"config": "bad.yaml"}));
+    assert!(
+        not_yaml.contains("設定ファイル `bad.yaml` の") && not_yaml.contains("YAML として読めません"),
+        "{not_yaml}"
+    );
+    let guide = message(&mut rpc, "kb_read_guide", serde_json::json!({"names": []}));
+    assert!(guide.contains("names に使い方集の名前を 1 つ以上渡してください"), "{guide}");
+    // A wrong JSON type (serde's English sentence before) is E11 in the catalog's language.
+    let tags = message(&mut rpc, "kb_find_docs", serde_json::json!({"tags": 5}));
+    assert!(tags.contains("引数 `tags` は並びにしてください"), "{tags}");
+    let base = message(&mut rpc, "kb_check", serde_json::json!({"base": 5}));
+    assert!(base.contains("引数 `base` は文字列にしてください"), "{base}");
+}

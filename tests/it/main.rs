@@ -26,6 +26,7 @@ mod metadata;
 mod names;
 mod pdf;
 mod perfile;
+mod pipes;
 mod rpc;
 mod schema;
 #[path = "../common/shared_dir.rs"]

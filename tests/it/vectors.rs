@@ -330,6 +330,7 @@ fn embeddings_off_and_on_never_rebuild_the_lexical_index() {
     assert_eq!(r["indexedFiles"], 0, "{r}");
     assert!(r["warning"].is_null(), "{r}");
     assert_eq!(lexical_files(v.project.root()), lexical);
+    // The configuration sets `defaultMode: hybrid`: the contract's fallback warning.
     let s = v.json(&[&none[..], &["search", "京都"]].concat());
     assert_eq!(s["results"][0]["searchMode"], "lexical");
     assert_eq!(

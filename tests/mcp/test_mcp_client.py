@@ -20,21 +20,19 @@ from mcp.client.stdio import StdioServerParameters
 BIN = os.environ["LVS_BIN"]
 FIXTURE = Path(os.environ["LVS_FIXTURE"])
 CORPORA = Path(os.environ["LVS_SHARED"]) / "corpora"
-READ_ONLY = {"kb_links", "kb_list_files", "kb_outline", "kb_read", "kb_read_guide", "kb_search", "kb_status",
-             "kb_list_images", "kb_load_image", "kb_download_file", "kb_find_docs", "kb_list_tags", "kb_check"}
-ALL_TOOLS = sorted(READ_ONLY | {"kb_reindex", "kb_patch", "kb_edit_table", "kb_create", "kb_move", "kb_delete",
-                                "kb_save_image", "kb_delete_image", "kb_move_image", "kb_create_pdf_book",
-                                "kb_update_index", "kb_export_html", "kb_build_site"})
-DESTRUCTIVE = {"kb_patch", "kb_delete", "kb_delete_image", "kb_create_pdf_book", "kb_update_index", "kb_export_html",
-               "kb_build_site"}
-FLAT = {"kb_status", "kb_edit_table", "kb_read_guide", "kb_save_image", "kb_list_images", "kb_load_image",
-        "kb_delete_image", "kb_download_file", "kb_find_docs", "kb_list_tags", "kb_update_index", "kb_check",
-        "kb_export_html", "kb_build_site"}
-# Tools that answer with text blocks and publish no outputSchema: plain text (kb_read_guide), or
-# the catalog's Markdown-or-JSON answers (structuredContent only with format json).
-TEXT_ONLY = {"kb_read_guide", "kb_find_docs", "kb_list_tags"}
-# Answer with an image block or embedded resource plus a metadata text block: no outputSchema.
-BINARY = {"kb_load_image", "kb_download_file"}
+# The tool sets come from the generated tool list (`schema/mcp-tools.json`, which a Rust test keeps
+# equal to the `tools/list` the server builds from its tool table), never from lists of our own.
+TOOLS = {t["name"]: t for t in json.loads(
+    (Path(__file__).resolve().parents[2] / "schema" / "mcp-tools.json").read_text(encoding="utf-8"))["tools"]}
+ALL_TOOLS = sorted(TOOLS)
+READ_ONLY = {n for n, t in TOOLS.items() if t["annotations"]["readOnlyHint"]}
+DESTRUCTIVE = {n for n, t in TOOLS.items() if t["annotations"]["destructiveHint"]}
+# Tools whose arguments sit under one `request` object; the others take them flat.
+WRAPPED = {n for n, t in TOOLS.items() if list(t["inputSchema"].get("properties", {})) == ["request"]}
+# Tools that publish no outputSchema and answer without a structured JSON result: plain text blocks
+# (kb_read_guide), the catalog's Markdown-or-JSON answers (structuredContent only with format json),
+# or a binary block (image or embedded resource) plus a metadata text block.
+UNSTRUCTURED = {n for n, t in TOOLS.items() if "outputSchema" not in t}
 
 
 def project(copy_fixture=True):
@@ -125,13 +123,20 @@ def test_initialize_and_tools_list():
             assert sorted(t.name for t in tools) == ALL_TOOLS
             by = {t.name: t for t in tools}
             assert by["kb_status"].input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
+            # The sets are not empty, so the checks below check something.
+            assert READ_ONLY and DESTRUCTIVE and WRAPPED and UNSTRUCTURED and ALL_TOOLS != sorted(READ_ONLY)
+            assert {"kb_read_guide", "kb_load_image", "kb_find_docs"} <= UNSTRUCTURED and "kb_search" in WRAPPED
             for t in tools:
                 assert t.description and len(t.description) > 40, t.name
-                if t.name in TEXT_ONLY | BINARY:
+                # What the SDK reads is the generated file, field by field.
+                entry = TOOLS[t.name]
+                assert (t.description, t.input_schema, t.output_schema) == (
+                    entry["description"], entry["inputSchema"], entry.get("outputSchema")), t.name
+                if t.name in UNSTRUCTURED:
                     assert t.output_schema is None, t.name
                 else:
                     assert t.output_schema and t.output_schema.get("type") == "object", t.name
-                if t.name not in FLAT:
+                if t.name in WRAPPED:
                     assert t.input_schema["required"] == ["request"], t.name
                 assert t.annotations.read_only_hint == (t.name in READ_ONLY), t.name
                 assert t.annotations.destructive_hint == (t.name in DESTRUCTIVE), t.name
@@ -154,12 +159,17 @@ def test_happy_paths_on_a_japanese_project():
             res = body(await c.call_tool("kb_search", {"request": {"query": "形態素解析", "topK": 5}}))
             hit = res["results"][0]
             assert hit["path"] == "tokenizer.md" and "[形態素解析]" in hit["snippet"]
-            assert hit["stale"] is False
+            # The compact hit: what an agent needs, no bookkeeping (stale only when true).
+            assert set(hit) <= {"path", "pointer", "headingPath", "snippet"}, hit
+            assert res["mode"] == "lexical"
+            full = body(await c.call_tool("kb_search", {"request": {"query": "形態素解析", "topK": 5, "detail": "full"}}))
+            assert full["results"][0]["stale"] is False and len(full["results"][0]["indexedSourceHash"]) == 64
+            assert full["results"][0]["readHint"]["pointer"] == hit["pointer"] and "mode" not in full
             res = body(await c.call_tool("kb_search", {"request": {"query": "京都"}}))
             assert {r["path"] for r in res["results"]} == {"kyoto.md"}
             res = body(await c.call_tool("kb_search", {"request": {"query": "API"}}))
             assert {r["path"] for r in res["results"]} == {"legacy/hankaku.md"}
-            page = body(await c.call_tool("kb_read", hit["readHint"] and {"request": {"path": hit["readHint"]["path"], "pointer": hit["readHint"]["pointer"]}}))
+            page = body(await c.call_tool("kb_read", {"request": {"path": hit["path"], "pointer": hit["pointer"]}}))
             assert page["pointer"] == hit["pointer"]
             whole = body(await c.call_tool("kb_read", {"request": {"path": "kyoto.md"}}))
             assert whole["pointer"] == "document" and whole.get("nextPointer") is None

@@ -7,7 +7,7 @@ import json
 from jsonschema.validators import Draft202012Validator
 from mcp import Client
 
-from test_mcp_client import TEXT_ONLY, body, error, params, project, reindex_and_wait, run, without_nulls
+from test_mcp_client import UNSTRUCTURED, body, error, params, project, reindex_and_wait, run, without_nulls
 from test_mcp_edit import element, writable
 
 # JSON Schema 2020-12, validation vocabulary §7.3.
@@ -53,7 +53,7 @@ def test_every_tool_schema_passes_a_strict_2020_12_check():
             assert tools
             for t in tools:
                 for which, schema in (("input", t.input_schema), ("output", t.output_schema)):
-                    if schema is None and which == "output" and t.name in TEXT_ONLY | {"kb_load_image", "kb_download_file"}:
+                    if schema is None and which == "output" and t.name in UNSTRUCTURED:
                         continue  # plain text blocks, or binary results (an image block or resource + metadata text)
                     Draft202012Validator.check_schema(schema)
                     bad = [(p, f) for p, f in formats(schema) if f not in STANDARD_FORMATS]
@@ -87,7 +87,7 @@ def test_names_and_enum_values_are_case_insensitive():
             await reindex_and_wait(c)
             res = body(await c.call_tool("kb_search", {"Request": {"QUERY": "京都", "Mode": "LEXICAL", "topk": 3}}))
             assert {r["path"] for r in res["results"]} == {"kyoto.md"}
-            assert {r["searchMode"] for r in res["results"]} == {"lexical"}
+            assert res["mode"] == "lexical" and all("searchMode" not in r for r in res["results"])
             page = body(await c.call_tool("kb_read", {"REQUEST": {"Path": "kyoto.md", "MAXELEMENTS": 1}}))
             assert page["path"] == "kyoto.md" and len(page["elements"]) == 1
             err = error(await c.call_tool("kb_read", {"request": {"path": "kyoto.md", "PATH": "other.md"}}))
