@@ -180,7 +180,7 @@ pub(crate) struct SearchFile {
     pub max_per_file: Option<i64>,
     /// Tokens in a hit's snippet: the window around the query's words, cut at sentence ends
     /// (16: the original's FTS5 window, without the sentence cut).
-    #[schemars(range(min = 4, max = 200), extend("default" = 48))]
+    #[schemars(range(min = 4, max = 200), extend("default" = 64))]
     pub snippet_tokens: Option<i64>,
     /// What each hit carries by default: `compact` (path, pointer, headingPath, snippet) or
     /// `full` (the original's shape, with fullPointer, score, searchMode, readHint,

@@ -407,7 +407,7 @@ pub struct SearchConfig {
 
 /// The default `search.snippetTokens`, chosen with `benches/agent_answers.py`
 /// (`docs/performance.md`, "Agent benchmark").
-pub const DEFAULT_SNIPPET_TOKENS: usize = 48;
+pub const DEFAULT_SNIPPET_TOKENS: usize = 64;
 
 /// `search.headingWeight`, `search.proximityWeight`, `search.proximitySlop`,
 /// `search.contentWordWeight`, `search.looseWeight`, `search.coordinationWeight`,

@@ -1191,7 +1191,7 @@ fn without_a_provider_the_default_mode_is_lexical_and_the_search_shape_settings_
     assert_eq!(c.search.default_mode, SearchMode::Lexical, "nothing else can run");
     let c = load_yaml(dir.path(), "search:\n  defaultMode: hybrid\n", none()).unwrap().config;
     assert_eq!(c.search.default_mode, SearchMode::Hybrid, "set explicitly: the contract's fallback warning");
-    assert_eq!((c.search.snippet_tokens, c.search.hit_detail), (48, HitDetail::Compact));
+    assert_eq!((c.search.snippet_tokens, c.search.hit_detail), (64, HitDetail::Compact));
     let c =
         load_yaml(dir.path(), "search:\n  snippetTokens: 16\n  hitDetail: FULL\n", none()).unwrap().config;
     assert_eq!((c.search.snippet_tokens, c.search.hit_detail), (16, HitDetail::Full));

@@ -1,7 +1,7 @@
 //! Snippets: the contract's FTS5 shape (`docs/reference/original-server.md` §8.2:
 //! `snippet(chunks_fts, 0, '[', ']', '...', 16)`), with a window that shows the answer.
 //!
-//! A window of `window` tokens (`search.snippetTokens`, default 48 (`config`'s
+//! A window of `window` tokens (`search.snippetTokens`, default 64 (`config`'s
 //! `DEFAULT_SNIPPET_TOKENS`); the original's is [`ORIGINAL_WINDOW`]) of the chunk text is chosen to hold the most distinct query
 //! terms, then the terms closest together (the proximity the ranking rewards), then the most
 //! matches, with the matches centred; matched tokens are wrapped in
