@@ -11,13 +11,14 @@
 (c) server RSS: idle after `initialize` (target < 100 MB) and after all searches.
 
 Usage: mcp_latency.py --bin BIN --project-root DIR --storage-path DIR --queries QUERIES.jsonl
-                      [--starts 20] [--passes 5] [--out FILE]
+                      [--starts 20] [--passes 5] [--out FILE] [--extra-args ARGS]
 """
 
 import argparse
 import json
 import math
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -149,6 +150,8 @@ def main():
     ap.add_argument("--passes", type=int, default=5)
     ap.add_argument("--top-k", type=int, default=10)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--extra-args", default="",
+                    help="more server arguments, shell-quoted (e.g. '--config c.yaml' for another snippet window)")
     args = ap.parse_args()
 
     argv = [
@@ -156,6 +159,7 @@ def main():
         "--project-root", os.path.abspath(args.project_root),
         "--storage-path", os.path.abspath(args.storage_path),
         "--embedding-provider", "none",
+        *shlex.split(args.extra_args),
     ]
     with open(args.queries, encoding="utf-8") as f:
         queries = [json.loads(line)["query"] for line in f if line.strip()]
