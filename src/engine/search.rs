@@ -80,7 +80,7 @@ impl Engine {
         // One snapshot for ranking and every hit read after it: a commit in between (an edit of
         // a ranked file gives its chunks new ids) must not drop a hit.
         let index = self.core.readers.lexical()?;
-        let view = index.view().with_snippet_tokens(config.snippet_tokens);
+        let view = index.view().with_snippet_tokens(config.snippet_tokens, search::LONG_SNIPPETS);
         match search::lexical_step(effective, &plan, config) {
             LexicalStep::Skip => {}
             LexicalStep::Rank { pool } => {

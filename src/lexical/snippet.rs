@@ -27,6 +27,10 @@ use super::query::plan;
 
 /// Tokens in the original's snippet window (FTS5's `snippet(..., 16)`).
 pub const ORIGINAL_WINDOW: usize = 16;
+/// Tokens in the snippet of a hit after a search's first ones: a little more than the
+/// original's, so it is cut at sentence ends too (a clause, not a fragment), and as cheap to
+/// analyze.
+pub const SHORT_WINDOW: usize = 24;
 /// Bytes of text a window needs per token, to size the analyzed piece (Japanese tokens are two
 /// or three characters of three bytes).
 const PIECE_BYTES_PER_TOKEN: usize = 7;

@@ -14,7 +14,7 @@ use super::query::{Plan, RankWeights};
 use super::rank::{Ranker, ReadDocs};
 use super::schema::{Fields, stored_text};
 use super::segments::{PathCache, SegmentCache};
-use super::snippet::{ORIGINAL_WINDOW, snippet};
+use super::snippet::{ORIGINAL_WINDOW, SHORT_WINDOW, snippet};
 use super::{LexicalHit, ScopeFilter};
 use crate::error::Result;
 
@@ -31,8 +31,14 @@ pub struct LexicalView<'a> {
     /// directly instead of looking its id up in every segment; `docs/performance.md`, "Query
     /// stages").
     ranked: std::cell::RefCell<Ranked>,
-    /// Tokens in a hit's snippet window (`search.snippetTokens`).
+    /// Tokens in a hit's snippet window (`search.snippetTokens`), for the first
+    /// [`LexicalView::long_snippets`] hits this view makes; later ones get the original's window.
     snippet_tokens: usize,
+    /// How many hits get the long window. A search makes its hits in rank order (the tiered
+    /// hits, then fetches of ranked ids), so these are its first hits.
+    long_snippets: usize,
+    /// Hits made so far.
+    made: std::cell::Cell<usize>,
 }
 
 /// See [`LexicalView::ranked`].
@@ -60,15 +66,27 @@ impl<'a> LexicalView<'a> {
             katakana,
             ranked: Default::default(),
             snippet_tokens: ORIGINAL_WINDOW,
+            long_snippets: usize::MAX,
+            made: std::cell::Cell::new(0),
         }
     }
 
-    /// This view with snippets of `tokens` tokens (`search.snippetTokens`); without it, the
-    /// original's [`ORIGINAL_WINDOW`].
+    /// This view with snippets of `tokens` tokens (`search.snippetTokens`) on the first `long`
+    /// hits it makes, and of at most [`SHORT_WINDOW`] on the others (they point at more places to
+    /// read; a long window on each would cost its analysis for nothing). Without it, every hit
+    /// gets the original's window ([`ORIGINAL_WINDOW`]).
     #[must_use]
-    pub fn with_snippet_tokens(mut self, tokens: usize) -> Self {
+    pub fn with_snippet_tokens(mut self, tokens: usize, long: usize) -> Self {
         self.snippet_tokens = tokens.max(1);
+        self.long_snippets = long;
         self
+    }
+
+    /// The window of the next hit made.
+    fn next_window(&self) -> usize {
+        let n = self.made.get();
+        self.made.set(n + 1);
+        if n < self.long_snippets { self.snippet_tokens } else { self.snippet_tokens.min(SHORT_WINDOW) }
     }
 
     /// The ranking of this snapshot.
@@ -91,7 +109,7 @@ impl<'a> LexicalView<'a> {
                 Some(doc) => doc,
                 None => self.searcher.doc(c.addr).map_err(|e| map_err("Reading a lexical hit", e))?,
             };
-            hits.push(hit(self.fields, &doc, c.chunk_id, c.score, &plan, self.snippet_tokens));
+            hits.push(hit(self.fields, &doc, c.chunk_id, c.score, &plan, self.next_window()));
         }
         Ok((hits, all_terms))
     }
@@ -155,7 +173,7 @@ impl<'a> LexicalView<'a> {
         for &id in ids {
             let addr = known.and_then(|r| r.addrs.get(&id));
             if let Some(doc) = addr.and_then(|a| known.and_then(|r| r.read.get(a))) {
-                out.push(Some(hit(self.fields, doc, id, 0.0, plan, self.snippet_tokens)));
+                out.push(Some(hit(self.fields, doc, id, 0.0, plan, self.next_window())));
                 continue;
             }
             let doc = match addr {
@@ -164,7 +182,7 @@ impl<'a> LexicalView<'a> {
                 }
                 None => stored(&self.searcher, self.fields, id)?,
             };
-            out.push(doc.map(|doc| hit(self.fields, &doc, id, 0.0, plan, self.snippet_tokens)));
+            out.push(doc.map(|doc| hit(self.fields, &doc, id, 0.0, plan, self.next_window())));
         }
         Ok(out)
     }

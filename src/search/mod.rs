@@ -410,10 +410,11 @@ impl Candidates {
 
 /// Hits whose snippet is the whole `search.snippetTokens` window: the answer is nearly always in
 /// the first ones (`docs/performance.md`, "Agent benchmark"); later hits point at more places to
-/// read, with a snippet of about the original's length ([`SHORT_SNIPPET_BYTES`]).
+/// read, with the original's 16-token window (`LexicalView::with_snippet_tokens`) cut to
+/// [`SHORT_SNIPPET_BYTES`].
 pub const LONG_SNIPPETS: usize = 3;
-/// The length of the snippets after the first [`LONG_SNIPPETS`]: about the original's 16 tokens
-/// (a median 100 bytes of Japanese).
+/// The longest snippet after the first [`LONG_SNIPPETS`]: about the original's 16 tokens of
+/// Japanese (a median 100 bytes); 16 tokens of English or code run longer.
 pub const SHORT_SNIPPET_BYTES: usize = 120;
 
 /// `snippet` cut to about `max` bytes from a little before its first match: at character

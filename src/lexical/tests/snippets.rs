@@ -42,7 +42,7 @@ fn snippet_of_a_huge_chunk_is_found_without_analyzing_all_of_it() {
 
 /// The snippet of the first hit for `query` with a window of `tokens` (`search.snippetTokens`).
 fn snippet_with(index: &LexicalIndex, query: &str, tokens: usize) -> String {
-    let view = index.view().with_snippet_tokens(tokens);
+    let view = index.view().with_snippet_tokens(tokens, usize::MAX);
     let (hits, _) = view.search_tiered_with(query, 1, None, &RankWeights::default()).expect("search");
     hits.first().map(|h| h.snippet.clone()).unwrap_or_default()
 }
@@ -78,4 +78,19 @@ fn a_longer_window_shows_the_answer_beside_the_match() {
     assert!(long.starts_with("...[設定ファイル]") || long.starts_with("[設定ファイル]"), "{long}");
     let short = snippet_with(&index, "設定ファイル 保存先", crate::lexical::ORIGINAL_WINDOW);
     assert!(!short.contains("config.yaml"), "{short}");
+}
+
+/// A search's first hits get the long window, later ones the original's (`search::LONG_SNIPPETS`).
+#[test]
+fn only_the_first_hits_get_the_long_window() {
+    let text = "はじめに前置きの文がある。設定ファイルの保存先は、利用者のホームフォルダの下にある隠しフォルダで、名前は設定の種類ごとに決まっており、既定では config.yaml という名前になる。最後に別の話がある。";
+    let texts: Vec<String> = (0..4).map(|i| format!("{text}{}", "。".repeat(i + 1))).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let index = index_of(&refs);
+    let view = index.view().with_snippet_tokens(64, 2);
+    let (hits, _) = view.search_tiered_with("設定ファイル 保存先", 4, None, &RankWeights::default()).expect("search");
+    let long: Vec<bool> = hits.iter().map(|h| h.snippet.contains("config.yaml")).collect();
+    assert_eq!(long, [true, true, false, false], "{hits:?}");
+    // The later ones are a short window cut at the sentence's start.
+    assert!(hits[3].snippet.starts_with("...[設定ファイル]の[保存先]は"), "{hits:?}");
 }
