@@ -88,7 +88,8 @@ fn only_the_first_hits_get_the_long_window() {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let index = index_of(&refs);
     let view = index.view().with_snippet_tokens(64, 2);
-    let (hits, _) = view.search_tiered_with("設定ファイル 保存先", 4, None, &RankWeights::default()).expect("search");
+    let (hits, _) =
+        view.search_tiered_with("設定ファイル 保存先", 4, None, &RankWeights::default()).expect("search");
     let long: Vec<bool> = hits.iter().map(|h| h.snippet.contains("config.yaml")).collect();
     assert_eq!(long, [true, true, false, false], "{hits:?}");
     // The later ones are a short window cut at the sentence's start.
