@@ -86,6 +86,16 @@ pub fn status(s: &StatusResponse) -> String {
         s.project.last_indexed_at_utc.as_deref().unwrap_or("never")
     );
     let _ = writeln!(out, "mode:        {} (embeddings: {})", s.index_mode, s.embedding_provider);
+    if let Some(ignored) = s.project.ignored.as_ref().filter(|i| i.count > 0) {
+        let shown: Vec<&str> = ignored.paths.iter().take(5).map(|p| p.path.as_str()).collect();
+        let more = if ignored.count as usize > shown.len() { ", …" } else { "" };
+        let _ = writeln!(
+            out,
+            "ignored:     {} by ignore files: {}{more} (`status --json` says by which rule; --no-ignore indexes them)",
+            ignored.count,
+            shown.join(", ")
+        );
+    }
     if let Some(v) = &s.vectors {
         let _ =
             writeln!(out, "vectors:     {} built, {} pending ({})", v.vectors, v.pending, s.embedding_model);

@@ -107,6 +107,9 @@ fn ignore_files_keep_dependencies_and_build_output_out_and_no_ignore_brings_them
         assert!(paths.contains(&(path, rule)), "{path} by {rule} missing from {paths:?}");
     }
     assert_eq!(ignored["count"], 7, "{ignored}");
+    // The terminal's status says it in one line.
+    let human = run(&p, &["status"]);
+    assert!(human.contains("ignored:     7 by ignore files: "), "{human}");
     assert!(ignored["hint"].as_str().unwrap().contains("respectIgnoreFiles: false"), "{ignored}");
 
     // --no-ignore: everything is indexed again, the global excludes' file too.
