@@ -82,8 +82,8 @@ impl Workspace {
         Ok(out)
     }
 
-    /// Whether ignore files name `path` (a file, or a folder with `is_dir`) or one of its
-    /// folders; always `None` when ignore files are not respected. For one path at a time (an
+    /// Why ignore files leave out the file `path` (they name it or one of its folders), or
+    /// `None`; always `None` when ignore files are not respected. For one path at a time (an
     /// edit, a watcher event): reads the ignore files of the path's folders.
     pub fn ignored(&self, path: &RelPath) -> Option<IgnoredBy> {
         if !self.ignore_files {
