@@ -576,7 +576,8 @@ impl Indexer {
         let entry = match RelPath::new(path) {
             Ok(rel) => match self.workspace.stat(&rel) {
                 Ok((len, modified))
-                    if self.filter.matches(path) && self.workspace.ignored(&rel).is_none() =>
+                    if self.filter.matches(path)
+                        && self.workspace.path_rules().is_none_or(|r| r.ignored(&rel).is_none()) =>
                 {
                     Some(FileEntry { path: rel, len, modified })
                 }
@@ -981,9 +982,12 @@ impl Indexer {
             batch.set_manifest(&manifest)?;
         }
         let (mut changed, mut written) = (0, 0);
+        // The ignore rules of the root, read once for the batch.
+        let rules = self.workspace.path_rules();
         for path in paths {
             let stored = self.store.document(path.as_str())?;
-            let included = self.filter.matches(path.as_str()) && self.workspace.ignored(path).is_none();
+            let included = self.filter.matches(path.as_str())
+                && rules.as_ref().is_none_or(|r| r.ignored(path).is_none());
             let entry = match self.workspace.stat(path) {
                 Ok((len, modified)) if included => Some(FileEntry { path: path.clone(), len, modified }),
                 Ok(_) => None,

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use notify::{RecursiveMode, Watcher as _};
 
 use crate::error::{Error, Result};
-use crate::workspace::{GlobFilter, RelPath, TEMP_PREFIX};
+use crate::workspace::{GlobFilter, IGNORE_FILE_NAMES, RelPath, TEMP_PREFIX};
 
 /// How long a path must be quiet before it is reconciled.
 pub const QUIET_PERIOD: Duration = Duration::from_millis(400);
@@ -111,7 +111,7 @@ fn names_ignore_file(root: &Path, internal: &str, path: &Path) -> bool {
     let Ok(rel) = path.strip_prefix(root) else { return false };
     let mut parts = rel.iter().map(|c| c.to_string_lossy());
     let inside = |c: &str| c.eq_ignore_ascii_case(internal) || c.eq_ignore_ascii_case(".git");
-    matches!(rel.file_name().and_then(|n| n.to_str()), Some(".gitignore" | ".ignore"))
+    rel.file_name().and_then(|n| n.to_str()).is_some_and(|n| IGNORE_FILE_NAMES.contains(&n))
         && !parts.any(|c| inside(&c))
 }
 

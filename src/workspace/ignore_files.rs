@@ -25,8 +25,10 @@ use std::sync::Arc;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
+use super::path::RelPath;
+
 /// The per-folder ignore files, highest precedence first.
-const FOLDER_FILES: [&str; 2] = [".ignore", ".gitignore"];
+pub const IGNORE_FILE_NAMES: [&str; 2] = [".ignore", ".gitignore"];
 
 /// How many ignored paths a [`Skipped`] record keeps by name (the count covers them all).
 pub const SKIPPED_NAMED: usize = 20;
@@ -100,20 +102,57 @@ impl Outer {
     }
 }
 
+/// The rules for one path at a time (an edit, a watcher event): the matchers that hold for the
+/// whole root are read once, the ignore files of the path's folders at each check.
+pub struct PathRules {
+    root: PathBuf,
+    outer: Outer,
+}
+
+impl PathRules {
+    /// The rules of the canonical `root`.
+    pub(super) fn load(root: &Path) -> PathRules {
+        PathRules { root: root.to_path_buf(), outer: Outer::load(root) }
+    }
+
+    /// Why ignore files leave out the file `path` (they name it or one of its folders), or
+    /// `None`.
+    pub fn ignored(&self, path: &RelPath) -> Option<IgnoredBy> {
+        let mut folder = Folder::with(None, read_folder(&self.root));
+        let mut abs = self.root.clone();
+        let parts: Vec<&str> = path.components().collect();
+        for (i, part) in parts.iter().enumerate() {
+            abs.push(part);
+            let is_dir = i + 1 < parts.len();
+            if let Some(by) = folder.ignored(&self.outer, &self.root, &abs, is_dir) {
+                return Some(by);
+            }
+            if is_dir {
+                folder = Folder::with(Some(&folder), read_folder(&abs));
+            }
+        }
+        None
+    }
+}
+
 impl Folder {
-    /// The chain for the root folder itself.
+    /// The chain for the root folder itself, whose entries are `names`.
     pub(super) fn root(abs: &Path, names: &[String]) -> Arc<Folder> {
-        Arc::new(Folder { parent: None, own: read_present(abs, names) })
+        Folder::with(None, read_present(abs, names))
     }
 
     /// The chain for a sub-folder at `abs` whose entries are `names`.
     pub(super) fn child(self: &Arc<Folder>, abs: &Path, names: &[String]) -> Arc<Folder> {
-        let own = read_present(abs, names);
-        if own.is_empty() {
+        Folder::with(Some(self), read_present(abs, names))
+    }
+
+    /// The chain of a folder with the matchers `own` below `parent`.
+    fn with(parent: Option<&Arc<Folder>>, own: Vec<Gitignore>) -> Arc<Folder> {
+        match parent {
             // Nothing of its own: share the parent's chain.
-            return Arc::clone(self);
+            Some(parent) if own.is_empty() => Arc::clone(parent),
+            parent => Arc::new(Folder { parent: parent.cloned(), own }),
         }
-        Arc::new(Folder { parent: Some(Arc::clone(self)), own })
     }
 
     /// Why `abs` (a file or, with `is_dir`, a folder) is ignored, or `None` when it is kept.
@@ -148,7 +187,7 @@ fn decide(m: &Gitignore, root: &Path, abs: &Path, is_dir: bool) -> Option<Option
                     Err(_) if from.ends_with(Path::new("info").join("exclude")) => {
                         ".git/info/exclude".to_owned()
                     }
-                    Err(_) if from.file_name().is_some_and(|n| FOLDER_FILES.iter().any(|f| n == *f)) => {
+                    Err(_) if from.file_name().is_some_and(|n| IGNORE_FILE_NAMES.iter().any(|f| n == *f)) => {
                         format!("{} above the root", from.file_name().unwrap_or_default().to_string_lossy())
                     }
                     Err(_) => "git's global excludes file".to_owned(),
@@ -162,7 +201,7 @@ fn decide(m: &Gitignore, root: &Path, abs: &Path, is_dir: bool) -> Option<Option
 
 /// The ignore files among a folder's entry `names`, read (highest precedence first).
 fn read_present(abs: &Path, names: &[String]) -> Vec<Gitignore> {
-    FOLDER_FILES
+    IGNORE_FILE_NAMES
         .iter()
         .filter(|f| names.iter().any(|n| n == *f))
         .filter_map(|f| build(abs, &abs.join(f)))
@@ -171,7 +210,12 @@ fn read_present(abs: &Path, names: &[String]) -> Vec<Gitignore> {
 
 /// A folder's ignore files, whichever exist (highest precedence first).
 fn read_folder(abs: &Path) -> Vec<Gitignore> {
-    FOLDER_FILES.iter().map(|f| abs.join(f)).filter(|p| p.is_file()).filter_map(|p| build(abs, &p)).collect()
+    IGNORE_FILE_NAMES
+        .iter()
+        .map(|f| abs.join(f))
+        .filter(|p| p.is_file())
+        .filter_map(|p| build(abs, &p))
+        .collect()
 }
 
 /// The matcher of one ignore file rooted at `dir`; a file that cannot be read counts as empty

@@ -78,7 +78,7 @@ pub use atomic::{TEMP_PREFIX, append_file_atomic, replace_file_atomic, write_fil
 pub use files::Staged;
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
 pub use guard::GuardWalk;
-pub use ignore_files::{IgnoredBy, SKIPPED_NAMED, Skipped};
+pub use ignore_files::{IGNORE_FILE_NAMES, IgnoredBy, PathRules, SKIPPED_NAMED, Skipped};
 pub use lock::LockFile;
 pub use nfc::{form_sensitive, nfc};
 pub use path::{PathContext, RelPath, compare_paths};

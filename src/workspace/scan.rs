@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use super::atomic::TEMP_PREFIX;
 use super::glob::GlobFilter;
-use super::ignore_files::{Folder, IgnoredBy, Outer, Skipped};
+use super::ignore_files::{Folder, Outer, PathRules, Skipped};
 use super::path::{RelPath, compare_paths, component_problem, eq_ignore_case, has_md_extension};
 use super::{Workspace, is_link};
 use crate::error::{Error, ErrorCode, Result};
@@ -82,35 +82,10 @@ impl Workspace {
         Ok(out)
     }
 
-    /// Why ignore files leave out the file `path` (they name it or one of its folders), or
-    /// `None`; always `None` when ignore files are not respected. For one path at a time (an
-    /// edit, a watcher event): reads the ignore files of the path's folders.
-    pub fn ignored(&self, path: &RelPath) -> Option<IgnoredBy> {
-        if !self.ignore_files {
-            return None;
-        }
-        let outer = Outer::load(&self.root);
-        let names = |dir: &std::path::Path| -> Vec<String> {
-            [".ignore", ".gitignore"]
-                .into_iter()
-                .filter(|n| dir.join(n).is_file())
-                .map(str::to_owned)
-                .collect()
-        };
-        let mut folder = Folder::root(&self.root, &names(&self.root));
-        let mut abs = self.root.clone();
-        let parts: Vec<&str> = path.components().collect();
-        for (i, part) in parts.iter().enumerate() {
-            abs.push(part);
-            let is_dir = i + 1 < parts.len();
-            if let Some(by) = folder.ignored(&outer, &self.root, &abs, is_dir) {
-                return Some(by);
-            }
-            if is_dir {
-                folder = folder.child(&abs, &names(&abs));
-            }
-        }
-        None
+    /// The ignore rules for one path at a time (an edit, a watcher event; read once for a batch
+    /// of them), or `None` when ignore files are not respected.
+    pub fn path_rules(&self) -> Option<PathRules> {
+        self.ignore_files.then(|| PathRules::load(&self.root))
     }
 
     /// `kb_list_files`: every file below the root, Markdown or not (the Markdown include/exclude
