@@ -61,19 +61,21 @@ async fn pump_in<W: AsyncWrite + Unpin + Send>(
         if buf.is_empty() {
             break;
         }
-        let (piece, ends_line) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (buf[..=i].to_vec(), true),
-            None => (buf.to_vec(), false),
+        let (taken, ends_line) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
         };
-        reader.consume(piece.len());
         if streaming {
-            if to_rmcp.write_all(&piece).await.is_err() {
+            let sent = to_rmcp.write_all(&buf[..taken]).await;
+            reader.consume(taken);
+            if sent.is_err() {
                 return;
             }
             streaming = !ends_line;
             continue;
         }
-        line.extend_from_slice(&piece);
+        line.extend_from_slice(&buf[..taken]);
+        reader.consume(taken);
         if !ends_line {
             if line.len() > INSPECT_LIMIT {
                 if to_rmcp.write_all(&line).await.is_err() {
