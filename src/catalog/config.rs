@@ -227,28 +227,26 @@ pub fn no_configuration(env: &SettingsEnv<'_>) -> Error {
         .enumerate()
         .map(|(i, _)| if i == 0 { "`.`".to_owned() } else { format!("`{}`", vec![".."; i].join("/")) })
         .collect();
-    Error::not_found(msg!(fallback_language(env, None), NoConfiguration, folders = folders.join(", ")))
+    Error::not_found(msg!(fallback_language(env), NoConfiguration, folders = folders.join(", ")))
 }
 
 /// The language of a message given before any configuration could be read (E1–E3): the
 /// `language` of the server configuration's `catalog` section when it has one, else the user's
 /// locale (`LC_ALL`, `LC_MESSAGES`, `LANG`, the first one set: `ja…` is Japanese), else English.
-pub fn fallback_language(env: &SettingsEnv<'_>, locale: Option<&str>) -> Language {
+fn fallback_language(env: &SettingsEnv<'_>) -> Language {
     if let Some(section) =
         env.server_section.filter(|v| v.as_mapping().is_some_and(|m| m.contains_key("language")))
     {
         return declared_language(section);
     }
-    let from_env;
-    let locale = match locale {
-        Some(l) => Some(l),
-        None => {
-            from_env = ["LC_ALL", "LC_MESSAGES", "LANG"]
-                .iter()
-                .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
-            from_env.as_deref()
-        }
-    };
+    let locale = ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()));
+    locale_language(locale.as_deref())
+}
+
+/// The language of a locale name (`ja_JP.UTF-8` is Japanese; anything else, or none, English).
+pub(super) fn locale_language(locale: Option<&str>) -> Language {
     if locale.is_some_and(|l| l.to_ascii_lowercase().starts_with("ja")) { Language::Ja } else { Language::En }
 }
 
@@ -274,15 +272,11 @@ fn locate(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Source>>
         let bytes = match env.workspace.read_bytes(&rel, MAX_CONFIG_BYTES) {
             Ok(b) => b,
             Err(e) if e.code == ErrorCode::NotFound => {
-                return Err(Error::not_found(msg!(
-                    fallback_language(env, None),
-                    ConfigFileMissing,
-                    path = rel
-                )));
+                return Err(Error::not_found(msg!(fallback_language(env), ConfigFileMissing, path = rel)));
             }
             Err(e) => return Err(e),
         };
-        let value = parse_yaml(&bytes, rel.as_str(), fallback_language(env, None))?;
+        let value = parse_yaml(&bytes, rel.as_str(), fallback_language(env))?;
         let base = env.workspace.root().join(rel.parent().map(|p| p.as_str().to_owned()).unwrap_or_default());
         let (section, key_prefix, report_unknown) = match &value {
             Value::Mapping(m) if m.get("catalog").is_some() => {
@@ -320,7 +314,7 @@ fn locate(env: &SettingsEnv<'_>, config: Option<&str>) -> Result<Option<Source>>
             Err(e) => return Err(Error::io(&format!("`{}`", display_file(env.workspace, &path)), &e)),
         };
         let file = display_file(env.workspace, &path);
-        let lang = fallback_language(env, None);
+        let lang = fallback_language(env);
         check_size(&bytes, &file, lang)?;
         let value = parse_yaml(&bytes, &file, lang)?;
         let base = outside::canonical_or_given(&folder);

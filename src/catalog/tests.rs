@@ -950,3 +950,14 @@ fn an_index_over_16_mib_is_refused_in_the_configured_language() {
         "索引のファイル `index.yaml` が 16 MiB を超えています。索引を分けるか、項目を減らしてください。"
     );
 }
+
+/// A user whose locale is Japanese gets E1–E3 in Japanese when no configuration names a
+/// language; a C, English or missing locale gets English.
+#[test]
+fn a_japanese_locale_picks_japanese() {
+    assert_eq!(locale_language(Some("ja_JP.UTF-8")), Language::Ja);
+    assert_eq!(locale_language(Some("JA")), Language::Ja);
+    for other in [Some("C.UTF-8"), Some("en_US.UTF-8"), None] {
+        assert_eq!(locale_language(other), Language::En, "{other:?}");
+    }
+}
