@@ -278,8 +278,7 @@ impl ValueSet for HitDetail {
 
     /// Ignores ASCII case and surrounding whitespace.
     fn find(given: &str) -> Option<Self> {
-        let given = given.trim();
-        Self::ALL.iter().copied().find(|m| given.eq_ignore_ascii_case(m.as_str()))
+        values::find_loosely(given)
     }
 }
 
@@ -316,8 +315,7 @@ impl ValueSet for SearchMode {
 
     /// Ignores ASCII case and surrounding whitespace.
     fn find(given: &str) -> Option<Self> {
-        let given = given.trim();
-        Self::ALL.iter().copied().find(|m| given.eq_ignore_ascii_case(m.as_str()))
+        values::find_loosely(given)
     }
 }
 

@@ -33,6 +33,13 @@ pub trait ValueSet: Sized + Copy + 'static {
     }
 }
 
+/// The value of `T` spelled `given`, ignoring ASCII case and surrounding whitespace: the `find`
+/// of the sets a client types by hand (`mode`, `detail`).
+pub(super) fn find_loosely<T: ValueSet>(given: &str) -> Option<T> {
+    let given = given.trim();
+    T::ALL.iter().copied().find(|v| given.eq_ignore_ascii_case(v.as_str()))
+}
+
 /// What comes before a refusal's sentence inside a serde error message.
 const MARK: &str = "\u{1}refused\u{1}";
 
