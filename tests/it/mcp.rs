@@ -8,10 +8,9 @@ use serde_json::json;
 
 use crate::support::{Project, bin};
 
-#[test]
-fn garbage_on_stdio_never_kills_the_server() {
-    let project = Project::from_fixture("ja");
-    let mut child = bin()
+/// The stdio server over `project`, not initialized: the test speaks raw JSON-RPC on its pipes.
+fn raw_server(project: &Project) -> std::process::Child {
+    bin()
         .arg("--project-root")
         .arg(project.root())
         .args(["--embedding-provider", "none"])
@@ -19,7 +18,13 @@ fn garbage_on_stdio_never_kills_the_server() {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn garbage_on_stdio_never_kills_the_server() {
+    let project = Project::from_fixture("ja");
+    let mut child = raw_server(&project);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut send = |line: &str| {
@@ -199,15 +204,7 @@ fn a_first_reindex_prints_no_warning() {
 #[test]
 fn stdio_protocol_edges_answer_with_the_id_and_the_fixed_text() {
     let project = Project::from_fixture("ja");
-    let mut child = bin()
-        .arg("--project-root")
-        .arg(project.root())
-        .args(["--embedding-provider", "none"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = raw_server(&project);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut exchange = |line: &str| -> serde_json::Value {
