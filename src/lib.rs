@@ -2,7 +2,7 @@
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
 //! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `links`, `config`,
-//! `messages` (L1); `store`, `lexical`, `vectors`, `catalog` (L2); `indexer`, `search`, `assets`,
+//! `messages` (L1); `store`, `lexical`, `vectors`, `catalog`, `search` (L2); `indexer`, `assets`,
 //! `export`, `html` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
 pub mod assets;

@@ -13,12 +13,17 @@
 //! - No asset larger than [`MAX_ASSET_BYTES`] is downloaded, loaded, moved or served.
 //! - No URL, query string or temp path ever appears in an error message or a log line.
 
+mod checks;
 pub mod download;
 
 #[cfg(test)]
 mod tests;
 
 use base64::Engine as _;
+pub use checks::{
+    check_signature, hash_capped, image_missing, random_hex12, resource_uri, supported_format, timestamp,
+    too_large,
+};
 
 use crate::error::{Error, ErrorCode, Result};
 

@@ -13,7 +13,7 @@ use unicode_normalization::UnicodeNormalization;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::messages::{Msg, msg};
-use crate::text::Language;
+use crate::text::{Language, thousands};
 use crate::wire::{ReadGuideRequest, TextBlocks};
 
 /// One guide page.
@@ -144,9 +144,9 @@ pub fn read_guides(registry: &[Guide], names: &[String], lang: Language) -> Resu
     let sizes: Vec<(&str, usize)> = found.iter().map(|g| (g.name, g.body.chars().count())).collect();
     let total: usize = sizes.iter().map(|(_, n)| n).sum();
     if total > GUIDE_LIMIT {
-        let mut message = msg!(lang, GuidesTooLong, n = thousands(total));
+        let mut message = msg!(lang, GuidesTooLong, n = thousands(total as u64));
         for (name, n) in sizes {
-            message.push_str(&format!("\n{name}: {}", thousands(n)));
+            message.push_str(&format!("\n{name}: {}", thousands(n as u64)));
         }
         return Err(Error::invalid_argument(message));
     }
@@ -175,17 +175,4 @@ pub fn close_names<'a>(query: &str, candidates: impl Iterator<Item = &'a str>) -
     scored.sort();
     scored.dedup_by(|a, b| a.2 == b.2);
     scored.into_iter().take(3).map(|(_, _, c)| c).collect()
-}
-
-/// `61234` → `61,234`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

@@ -14,7 +14,6 @@ mod catalog;
 mod chunks;
 mod edit;
 mod export;
-mod filters;
 mod guides;
 mod html;
 mod links;
@@ -22,35 +21,30 @@ mod paging;
 mod search;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 pub use crate::indexer::ReindexOptions;
 pub use guides::{GUIDE_LIMIT, GUIDE_PAGE_LIMIT, GUIDES, Guide, close_names, guide_list, read_guides};
 
 use crate::chunk::{CHUNKER_VERSION, ChunkOptions, EMBEDDING_TEXT_VERSION};
 use crate::config::{Config, EmbeddingProvider, Loaded};
-use crate::error::{Error, ErrorDetail, Result};
+use crate::error::{Error, Result};
 use crate::indexer::{
-    FileWatcher, IndexLayout, IndexService, ReadSide, SCHEMA_VERSION, ServiceParts, Snapshot, WATCHER_PATH,
-    WriterParts, compatibility, diagnose, embedding_client, lexical_manifest, watch,
+    ANALYZER_VERSION, FileWatcher, IndexLayout, IndexService, ReadSide, SCHEMA_VERSION, ServiceParts,
+    Snapshot, WATCHER_PATH, WriterParts, compatibility, diagnose, embedding_client, lexical_manifest,
+    vector_status, watch,
 };
-use crate::lexical::{ANALYZER_VERSION, LexicalIndex};
 use crate::markdown::{
-    Anchor, Document, ElementKind, ReadLimits, outline, read_slice_from, split_continuation,
+    Anchor, Document, ElementKind, ReadLimits, build_tree, find_subtree, flatten, outline, read_slice_from,
+    split_continuation,
 };
 use crate::table::Table;
 use crate::text::rfc3339_utc;
 use crate::wire::{
     Compatibility, IgnoredPath, IgnoredStatus, ListFilesRequest, ListFilesResponse, ListedFile,
     MarkdownSlice, OutlineNode, OutlineRequest, OutlineResponse, ProjectStatus, ReadRequest, ReindexProgress,
-    ReindexRequest, ReindexResult, ReindexStartResponse, SliceElement, StatusResponse, TableColumn,
-    TableProjection, TableRow, VectorStatus,
+    ReindexRequest, ReindexResult, ReindexStartResponse, SliceElement, StatusResponse,
 };
 use crate::workspace::{GlobFilter, PathContext, RelPath, Workspace};
-
-/// How long a search waits for an index being built (or rebuilt after damage) before it answers
-/// `INDEX_NOT_READY` with the progress (`docs/tools.md`, "The index builds itself").
-pub const FIRST_INDEX_WAIT: Duration = Duration::from_secs(2);
 
 /// One project, opened.
 pub struct Engine {
@@ -130,6 +124,7 @@ impl Engine {
             },
             readers: Arc::clone(&readers),
             embed,
+            auto_index: config.index.auto_index,
         }));
         let core = Core { workspace, filter, chunk_options, layout, readers };
         if core.layout.interrupted() {
@@ -200,7 +195,7 @@ impl Engine {
             read_slice_from(&source.text, &doc, path.as_str(), anchor.as_ref(), offset.unwrap_or(0), limits)?;
         let table = match page.elements.first() {
             Some(first) if page.addressed && page.part.is_none() && first.kind == ElementKind::Table => {
-                Table::parse(&first.text).map(|t| project_table(&t, &first.text))
+                Table::parse(&first.text).map(|t| t.projection(&first.text).into_wire())
             }
             _ => None,
         };
@@ -285,8 +280,18 @@ impl Engine {
                 ))
             })?;
         }
-        let mut flat = Vec::new();
-        flatten(roots, 1, max_depth, &mut flat);
+        let flat: Vec<FlatHeading> = flatten(roots, max_depth)
+            .into_iter()
+            .map(|(n, depth)| FlatHeading {
+                node: OutlineNode {
+                    pointer: n.pointer,
+                    level: n.level,
+                    title: n.title,
+                    children: Vec::new(),
+                },
+                depth,
+            })
+            .collect();
         let fp = paging::fingerprint(&[
             &source.source_hash,
             &max_depth.to_string(),
@@ -297,7 +302,9 @@ impl Engine {
         Ok(OutlineResponse {
             path: path.as_str().to_owned(),
             source_hash: source.source_hash,
-            headings: unflatten(page.items),
+            headings: build_tree(page.items.into_iter().map(|h| (h.node, h.depth)), |parent, child| {
+                parent.children.push(child)
+            }),
             next_cursor: page.next_cursor,
             truncated,
             notice,
@@ -393,70 +400,6 @@ impl Engine {
         diagnose(&self.core.layout)
     }
 
-    /// Before a search: waits up to [`FIRST_INDEX_WAIT`] while a first index is built (or a
-    /// damaged one rebuilt) and answers `INDEX_NOT_READY` with its progress when it is still
-    /// not searchable; a lexical index found damaged here is rebuilt in the background
-    /// (`index.autoIndex`). With a searchable index this returns at once; with no build running
-    /// it leaves the answer to the search ("Index is empty", the rebuild gate). Returns the
-    /// status snapshot it read when it has chunks, so the search does not read it again.
-    pub fn wait_until_searchable(&self) -> Result<Option<Snapshot>> {
-        let deadline = Instant::now() + FIRST_INDEX_WAIT;
-        // Once the reader found the index damaged, it is not opened again while the rebuild
-        // runs (the writer is replacing the folder).
-        let mut damaged = false;
-        // An index that is there but not searchable (its status file lost, say) with nothing
-        // running: asked for once per search, and the catch-up's writer repairs it.
-        let mut asked = false;
-        loop {
-            let running = self.service.indexing().current;
-            let gate = self.service.check_searchable();
-            let snapshot = Snapshot::read(&self.core.layout).filter(|s| s.chunks > 0);
-            let has_chunks = snapshot.is_some();
-            let probe = gate.is_ok() && has_chunks && !(damaged && running.is_some());
-            let readable = probe
-                && match self.core.readers.lexical() {
-                    Ok(_) => true,
-                    Err(e) if e.is(ErrorDetail::IndexDamaged) && self.config.index.auto_index => {
-                        damaged = true;
-                        if running.is_none() {
-                            let cause =
-                                std::error::Error::source(&e).map(|s| s.to_string()).unwrap_or_default();
-                            tracing::warn!(
-                                "the lexical index is damaged ({cause}); rebuilding it from the Markdown in the background"
-                            );
-                            self.service.request_reindex(ReindexOptions::default());
-                            continue;
-                        }
-                        false
-                    }
-                    Err(e) => return Err(e),
-                };
-            if gate.is_ok() && has_chunks && readable {
-                return Ok(snapshot);
-            }
-            if running.is_none()
-                && !asked
-                && self.config.index.auto_index
-                && self.core.layout.store_path().is_file()
-            {
-                asked = true;
-                self.service.request_reindex(ReindexOptions::default());
-                continue;
-            }
-            // A build runs (the first one, a repair, or a `kb_reindex` of a new project): wait
-            // a little, then say how far it is.
-            let Some(progress) = running else {
-                return gate.map(|()| snapshot);
-            };
-            if Instant::now() >= deadline {
-                // A forced rebuild keeps the contract's own sentence for its gate.
-                gate?;
-                return Err(Error::index_not_ready(building_message(&progress)));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
     /// Starts watching the knowledge-base root for external edits (`watchFiles`). A failure is
     /// also shown in `kb_status.synchronization`.
     pub fn start_watching(&self) -> Result<()> {
@@ -483,12 +426,6 @@ impl Engine {
         )?;
         *self.watcher.lock().map_err(|_| Error::internal("the watcher lock was poisoned"))? = Some(watcher);
         Ok(())
-    }
-
-    /// Runs `f` with the shared lexical reader; no lock is held while it runs.
-    fn with_reader<T>(&self, f: impl FnOnce(&LexicalIndex) -> Result<T>) -> Result<T> {
-        let index = self.core.readers.lexical()?;
-        f(&index)
     }
 
     /// `kb_status`: the index on disk, pending edits, the running or last reindex, vectors.
@@ -522,7 +459,9 @@ impl Engine {
             embedding_provider: embedding.provider.as_str().to_owned(),
             compatibility: compat,
             warnings: self.warnings.clone(),
-            vectors: enabled.then(|| self.vector_status(snapshot.as_ref())),
+            vectors: enabled.then(|| {
+                vector_status(snapshot.as_ref(), embedding, self.config.chunking.include_heading_context)
+            }),
             notice: None,
         }
     }
@@ -587,141 +526,16 @@ impl Engine {
             hint: "Ignored by the project's .gitignore, .ignore or git's excludes; set knowledgeBase.respectIgnoreFiles: false (CLI --no-ignore) to index them, or add a `!pattern` to the ignore file.".to_owned(),
         })
     }
-
-    fn vector_status(&self, snapshot: Option<&Snapshot>) -> VectorStatus {
-        let current = crate::vectors::vector_manifest(
-            &self.config.embedding,
-            self.config.chunking.include_heading_context,
-        );
-        let chunks = snapshot.map_or(0, |s| s.chunks);
-        match snapshot.and_then(|s| s.vectors.as_ref()) {
-            Some(v) => VectorStatus {
-                vectors: v.vectors,
-                pending: v.pending,
-                last_error: v.last_error.clone(),
-                last_error_at_utc: v.last_error_at_utc.clone(),
-                compatibility: if v.manifest.is_empty() {
-                    Compatibility::compatible()
-                } else {
-                    compatibility(&v.manifest, &current)
-                },
-            },
-            // Built in lexical mode so far: every chunk waits for its vector.
-            None => VectorStatus {
-                vectors: 0,
-                pending: chunks,
-                last_error: None,
-                last_error_at_utc: None,
-                compatibility: Compatibility::compatible(),
-            },
-        }
-    }
 }
 
-/// One heading of a flattened outline: its node without children and its depth in the tree.
+/// One heading of a flattened outline, as a page holds it: its node without children and its
+/// depth in the tree.
 #[derive(serde::Serialize)]
 struct FlatHeading {
     #[serde(flatten)]
     node: OutlineNode,
     #[serde(skip)]
     depth: usize,
-}
-
-/// The subtree whose root has anchor `wanted`.
-fn find_subtree(
-    nodes: Vec<crate::markdown::OutlineNode>,
-    wanted: &str,
-) -> Option<crate::markdown::OutlineNode> {
-    let mut stack = nodes;
-    while let Some(n) = stack.pop() {
-        if n.pointer == wanted {
-            return Some(n);
-        }
-        stack.extend(n.children);
-    }
-    None
-}
-
-/// The tree in document order (pre-order), `max_depth` levels deep.
-fn flatten(
-    nodes: Vec<crate::markdown::OutlineNode>,
-    depth: usize,
-    max_depth: usize,
-    out: &mut Vec<FlatHeading>,
-) {
-    // An explicit stack: a document may nest thousands of headings deep.
-    let mut stack: Vec<(crate::markdown::OutlineNode, usize)> =
-        nodes.into_iter().rev().map(|n| (n, depth)).collect();
-    while let Some((n, d)) = stack.pop() {
-        if d > max_depth {
-            continue;
-        }
-        let children = n.children;
-        out.push(FlatHeading {
-            node: OutlineNode { pointer: n.pointer, level: n.level, title: n.title, children: Vec::new() },
-            depth: d,
-        });
-        stack.extend(children.into_iter().rev().map(|c| (c, d + 1)));
-    }
-}
-
-/// A page of flattened headings as a tree again: a heading whose parent is on an earlier page
-/// becomes a top-level heading of this one.
-fn unflatten(flat: Vec<FlatHeading>) -> Vec<OutlineNode> {
-    let mut roots: Vec<OutlineNode> = Vec::new();
-    let mut stack: Vec<(OutlineNode, usize)> = Vec::new();
-    fn pop(stack: &mut Vec<(OutlineNode, usize)>, roots: &mut Vec<OutlineNode>) {
-        if let Some((done, _)) = stack.pop() {
-            match stack.last_mut() {
-                Some((parent, _)) => parent.children.push(done),
-                None => roots.push(done),
-            }
-        }
-    }
-    for h in flat {
-        while stack.last().is_some_and(|(_, d)| *d >= h.depth) {
-            pop(&mut stack, &mut roots);
-        }
-        stack.push((h.node, h.depth));
-    }
-    while !stack.is_empty() {
-        pop(&mut stack, &mut roots);
-    }
-    roots
-}
-
-/// "The index is being built: indexing 1,234 of 6,339 files; try again in a few seconds …".
-/// The `warning` of a search answered while a reindex is still adding files: how much of the
-/// project the answer covers.
-fn partial_index_warning(indexed: u64, total: u64) -> String {
-    format!(
-        "The index is still being built: this answer covers {} of {} files; search again when kb_status shows the reindex finished.",
-        thousands(indexed),
-        thousands(total)
-    )
-}
-
-fn building_message(p: &ReindexProgress) -> String {
-    let done = match p.total_files {
-        Some(total) => format!("indexing {} of {} files", thousands(p.processed_files), thousands(total)),
-        None => "listing the files".to_owned(),
-    };
-    format!(
-        "The index is being built: {done}; try again in a few seconds (kb_status shows the progress; kb_read and kb_outline work meanwhile)."
-    )
-}
-
-/// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn internal_dir_name(config: &Config) -> &str {
@@ -734,53 +548,4 @@ fn internal_dir_name(config: &Config) -> &str {
         .and_then(|rel| rel.components().next())
         .and_then(|c| c.as_os_str().to_str())
         .unwrap_or(crate::workspace::DEFAULT_INTERNAL_DIR)
-}
-
-fn project_table(table: &Table, text: &str) -> TableProjection {
-    let p = table.projection(text);
-    TableProjection {
-        column_count: p.column_count,
-        row_count: p.row_count,
-        columns: p
-            .columns
-            .into_iter()
-            .enumerate()
-            .map(|(index, (name, alignment))| TableColumn {
-                index,
-                name,
-                alignment: alignment.as_str().to_owned(),
-            })
-            .collect(),
-        rows: p.rows.into_iter().enumerate().map(|(index, cells)| TableRow { index, cells }).collect(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_building_message_counts_files_with_thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(6339), "6,339");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        let p = ReindexProgress {
-            scope: "changed".to_owned(),
-            force: false,
-            started_at_utc: String::new(),
-            processed_files: 1234,
-            total_files: Some(6339),
-            current_path: None,
-            is_destructive_rebuild: false,
-            embedding: None,
-        };
-        let message = building_message(&p);
-        assert!(
-            message.starts_with("The index is being built: indexing 1,234 of 6,339 files; try again"),
-            "{message}"
-        );
-        let listing = building_message(&ReindexProgress { total_files: None, ..p });
-        assert!(listing.contains("listing the files"), "{listing}");
-    }
 }

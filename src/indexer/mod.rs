@@ -34,6 +34,7 @@ mod layout;
 mod links;
 mod readers;
 mod service;
+mod sources;
 mod vectors;
 mod watch;
 
@@ -42,18 +43,21 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// The lexical analyzer's version, reported by `kb_status`.
+pub use crate::lexical::ANALYZER_VERSION;
 pub use export::{ChunkExport, export_chunks};
 pub use layout::{IndexLayout, SessionMarker, Snapshot, WriterLock};
 pub use readers::ReadSide;
 pub use service::{EmbedFn, IDLE_AFTER, IndexService, ServiceParts, WATCHER_PATH};
+pub use sources::{FIRST_INDEX_WAIT, IndexSources, REPAIR_WAIT, Searchable};
 use vectors::VectorSync;
-pub use vectors::{EmbedJob, VectorState};
+pub use vectors::{EmbedJob, VectorState, vector_status};
 pub use watch::{FileWatcher, QUIET_PERIOD, watch};
 
 use crate::chunk::{CHUNKER_VERSION, Chunk, ChunkOptions, chunk};
 use crate::config::EmbeddingConfig;
 use crate::error::{Error, ErrorCode, ErrorDetail, Result};
-use crate::lexical::{ANALYZER_VERSION, LexicalDoc, LexicalIndex, LexicalWriter, WriterSize};
+use crate::lexical::{LexicalDoc, LexicalIndex, LexicalWriter, WriterSize};
 use crate::links::{DocLinks, LINKS_VERSION, LinkGraph};
 use crate::markdown::Document;
 use crate::store::{Batch, DocumentRecord, RECORD_VERSION, Store};
@@ -174,6 +178,8 @@ pub struct Progress {
     pub current_path: Option<String>,
     /// The index is being rebuilt from scratch.
     pub destructive: bool,
+    /// Commits made so far (each makes what was indexed before it searchable).
+    pub commits: u64,
 }
 
 /// What to reindex.
@@ -901,6 +907,8 @@ impl Indexer {
                     progress(state);
                     if since_commit >= commit_every || bytes_since_commit >= COMMIT_EVERY_BYTES {
                         self.commit(batch)?;
+                        state.commits += 1;
+                        progress(state);
                         *unsaved = false;
                         batch = self.store.batch()?;
                         (since_commit, bytes_since_commit) = (0, 0);

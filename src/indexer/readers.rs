@@ -24,7 +24,7 @@ use std::time::SystemTime;
 use super::{IndexLayout, Snapshot, compatibility, incompatible_message};
 use crate::config::EmbeddingConfig;
 use crate::error::{Error, Result};
-use crate::lexical::{LexicalIndex, ScopeFilter};
+use crate::lexical::LexicalIndex;
 use crate::links::{LinkGraph, LinkIndex};
 use crate::vectors::{Embedder, VectorIndex, check_dimensions, vector_manifest};
 
@@ -105,15 +105,21 @@ impl ReadSide {
         restamped(&self.vectors, "vector reader", &path, missing, VectorIndex::open_for_search)
     }
 
-    /// The `k` nearest chunks to `query` within `filter`'s scope, nearest first (`(chunk id,
-    /// cosine distance)`). An `Err` says why the vector side cannot answer (one sentence, ending
-    /// with what to do); `snapshot` is the index's last `status.json`.
+    /// Whether embeddings are on (the project has a vector side).
+    pub fn vectors_enabled(&self) -> bool {
+        self.embedding.is_some()
+    }
+
+    /// The `k` nearest chunks to `query` within the search's scope, nearest first (`(chunk id,
+    /// cosine distance)`); `scope` lists the chunk ids in it (`None`: no scope), asked only once
+    /// the vectors can answer. An `Err` says why the vector side cannot answer (one sentence,
+    /// ending with what to do); `snapshot` is the index's last `status.json`.
     pub fn vector_candidates(
         &self,
         query: &str,
         k: usize,
         snapshot: &Snapshot,
-        filter: Option<&ScopeFilter<'_>>,
+        scope: impl FnOnce() -> Result<Option<Vec<u64>>>,
     ) -> Result<Vec<(u64, f32)>> {
         let Some((embedding, heading_context)) = &self.embedding else {
             return Err(Error::index_not_ready(
@@ -141,16 +147,10 @@ impl ReadSide {
         let embedder = self.query_embedder(embedding)?;
         let q = embedder.embed_query(query)?;
         check_dimensions(std::slice::from_ref(&q), index.dims())?;
-        let scope_ids = match filter {
-            Some(f) => {
-                let ids = self.lexical()?.chunk_ids_in_scope(f)?;
-                if ids.is_empty() {
-                    return Ok(Vec::new());
-                }
-                Some(ids)
-            }
-            None => None,
-        };
+        let scope_ids = scope()?;
+        if scope_ids.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(Vec::new());
+        }
         index.search(&q, k, scope_ids.as_deref())
     }
 

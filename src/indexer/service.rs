@@ -99,6 +99,8 @@ pub struct ServiceParts {
     pub readers: Arc<ReadSide>,
     /// The embedding client, when embeddings are on.
     pub embed: Option<Box<EmbedFn>>,
+    /// `index.autoIndex`: a search that finds the index damaged or unbuilt asks for a rebuild.
+    pub auto_index: bool,
 }
 
 /// Pending paths and their generations (pure bookkeeping; the worker drains it).
@@ -362,6 +364,10 @@ struct State {
     shutdown: bool,
     /// The embedding thread has ended.
     embed_ended: bool,
+    /// Moves on whenever the index may have become searchable or a build ended (a reindex's
+    /// commit, its lexical part done, its end, a repair): what [`IndexService::wait_searchable_change`]
+    /// waits for, counted under the lock so a waiter cannot miss one.
+    searchable_epoch: u64,
 }
 
 struct Shared {
@@ -382,6 +388,11 @@ impl Shared {
 /// The service and its worker; dropping it stops the worker after its current step.
 pub struct IndexService {
     shared: Arc<Shared>,
+    /// The readers and the project searches go through ([`IndexService::searchable`]).
+    pub(super) readers: Arc<ReadSide>,
+    pub(super) workspace: Arc<crate::workspace::Workspace>,
+    pub(super) layout: super::IndexLayout,
+    pub(super) auto_index: bool,
     worker: Option<std::thread::JoinHandle<()>>,
     embedder: Option<std::thread::JoinHandle<()>>,
 }
@@ -394,6 +405,8 @@ impl IndexService {
             parts.embed.and_then(|embed| start_embedder(Arc::clone(&shared), embed)).unzip();
         let worker_shared = Arc::clone(&shared);
         let (writer, readers) = (parts.writer, parts.readers);
+        let (service_readers, workspace, layout) =
+            (Arc::clone(&readers), Arc::clone(&writer.workspace), writer.layout.clone());
         let worker = std::thread::Builder::new()
             .name("index-service".into())
             .spawn(move || {
@@ -409,13 +422,22 @@ impl IndexService {
                         "<indexer>",
                         "the indexing service stopped unexpectedly; restart the server.".to_owned(),
                     );
+                    s.searchable_epoch += 1;
                     drop(s);
                     worker_shared.changed.notify_all();
                 }
             })
             .map_err(|e| tracing::error!("could not start the indexing service: {e}"))
             .ok();
-        IndexService { shared, worker, embedder }
+        IndexService {
+            shared,
+            readers: service_readers,
+            workspace,
+            layout,
+            auto_index: parts.auto_index,
+            worker,
+            embedder,
+        }
     }
 
     /// Queues `path` for reconciliation and returns the generation of this change.
@@ -516,6 +538,24 @@ impl IndexService {
     /// Refuses searches while a destructive rebuild runs.
     pub fn check_searchable(&self) -> Result<()> {
         self.shared.lock().reindex.check_searchable()
+    }
+
+    /// The searchable epoch now (see [`IndexService::wait_searchable_change`]).
+    pub(super) fn searchable_epoch(&self) -> u64 {
+        self.shared.lock().searchable_epoch
+    }
+
+    /// Waits until the searchable epoch moves past `seen` (a commit, the end of a build, a
+    /// repair) or `deadline` passes, without polling.
+    pub(super) fn wait_searchable_change(&self, seen: u64, deadline: Instant) {
+        let mut s = self.shared.lock();
+        while s.searchable_epoch == seen && !s.shutdown {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            s = self.shared.wait_timeout(s, deadline - now);
+        }
     }
 
     /// `kb_status.indexing`.
@@ -891,7 +931,11 @@ impl<'a> Worker<'a> {
                 Err(e) => tracing::warn!("could not repair the index: {}", e.message),
             }
         }
-        self.shared.lock().repair_pending = false;
+        {
+            let mut s = self.shared.lock();
+            s.repair_pending = false;
+            s.searchable_epoch += 1;
+        }
         self.shared.changed.notify_all();
     }
 
@@ -899,10 +943,17 @@ impl<'a> Worker<'a> {
         let shared = self.shared;
         let progress_path = self.parts.layout.progress_path();
         let mut last_written: Option<Instant> = None;
+        let mut commits = 0;
         let mut on_progress = |p: &Progress| {
             let current = {
                 let mut s = shared.lock();
                 s.reindex.progress(p);
+                if p.commits != commits {
+                    // A commit: a search waiting for a first index may find chunks now.
+                    commits = p.commits;
+                    s.searchable_epoch += 1;
+                    shared.changed.notify_all();
+                }
                 s.reindex.current.clone()
             };
             if last_written.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY)
@@ -926,6 +977,7 @@ impl<'a> Worker<'a> {
             let mut s = self.shared.lock();
             s.queue.clear_all();
             s.reindex.lexical_done();
+            s.searchable_epoch += 1;
         }
         self.readers.reload();
         self.shared.changed.notify_all();
@@ -997,7 +1049,11 @@ impl<'a> Worker<'a> {
     }
 
     fn end_reindex(&mut self, outcome: Result<ReindexResult>) {
-        self.shared.lock().reindex.finish(outcome);
+        {
+            let mut s = self.shared.lock();
+            s.reindex.finish(outcome);
+            s.searchable_epoch += 1;
+        }
         self.shared.changed.notify_all();
     }
 }

@@ -513,6 +513,7 @@ mod reindex_gate {
             total: Some(6),
             current_path: Some("r/one.md".into()),
             destructive: false,
+            commits: 0,
         };
         theirs.progress(&p(2));
         std::fs::write(&file, serde_json::to_vec(&theirs.status().current.unwrap()).unwrap()).unwrap();
@@ -539,14 +540,32 @@ mod reindex_gate {
         let mut slot = ReindexSlot::default();
         slot.check_searchable().unwrap();
         slot.request(ReindexOptions { all: false, force: true });
-        slot.progress(&Progress { processed: 0, total: Some(3), current_path: None, destructive: false });
+        slot.progress(&Progress {
+            processed: 0,
+            total: Some(3),
+            current_path: None,
+            destructive: false,
+            commits: 0,
+        });
         slot.check_searchable().expect("an incremental pass keeps search open");
-        slot.progress(&Progress { processed: 1, total: None, current_path: None, destructive: true });
+        slot.progress(&Progress {
+            processed: 1,
+            total: None,
+            current_path: None,
+            destructive: true,
+            commits: 0,
+        });
         let err = slot.check_searchable().unwrap_err();
         assert_eq!(err.code, ErrorCode::IndexNotReady);
         assert!(err.message.contains("kb_status"), "{}", err.message);
         // Later progress without the flag does not reopen it: only the lexical commit does.
-        slot.progress(&Progress { processed: 2, total: None, current_path: None, destructive: false });
+        slot.progress(&Progress {
+            processed: 2,
+            total: None,
+            current_path: None,
+            destructive: false,
+            commits: 0,
+        });
         assert!(slot.check_searchable().is_err());
         slot.lexical_done();
         slot.check_searchable().expect("vectors catching up do not block search");
@@ -562,7 +581,13 @@ mod reindex_gate {
     fn a_failed_run_is_reported_and_frees_the_slot() {
         let mut slot = ReindexSlot::default();
         slot.request(ReindexOptions::default());
-        slot.progress(&Progress { processed: 0, total: None, current_path: None, destructive: true });
+        slot.progress(&Progress {
+            processed: 0,
+            total: None,
+            current_path: None,
+            destructive: true,
+            commits: 0,
+        });
         slot.finish(Err(crate::Error::internal("boom")));
         slot.check_searchable().unwrap();
         let last = slot.status().last.unwrap();
@@ -681,7 +706,8 @@ fn service(
         layout: layout.clone(),
         embedding: embed.is_some().then(crate::config::EmbeddingConfig::default),
     };
-    let service = IndexService::start(ServiceParts { writer, readers: Arc::clone(&readers), embed });
+    let service =
+        IndexService::start(ServiceParts { writer, readers: Arc::clone(&readers), embed, auto_index: true });
     (service, readers)
 }
 
@@ -723,7 +749,7 @@ fn the_read_side_rereads_the_link_graph_only_when_the_writer_replaced_it() {
     LinkGraph::new(3_000_000).write(&layout.links_path()).unwrap();
     assert_eq!(readers.links().unwrap().generation(), 3_000_000);
     // Without embeddings the vector side says so instead of reading anything.
-    let e = readers.vector_candidates("q", 5, &Snapshot::default(), None).expect_err("embeddings off");
+    let e = readers.vector_candidates("q", 5, &Snapshot::default(), || Ok(None)).expect_err("embeddings off");
     assert_eq!(e.code, ErrorCode::IndexNotReady);
 }
 

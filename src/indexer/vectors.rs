@@ -25,7 +25,8 @@ use crate::store::Store;
 use crate::text::rfc3339_utc;
 use crate::vectors::{VECTOR_FILE, VectorIndex, check_dimensions, vector_manifest};
 
-use super::{IndexLayout, compatibility, incompatible_message};
+use super::{IndexLayout, Snapshot, compatibility, incompatible_message};
+use crate::wire::{Compatibility, VectorStatus};
 
 /// After a failed embedding call, edits do not retry the endpoint for this long (a reindex
 /// always does), so a dead or stalled server does not slow every edit down.
@@ -479,5 +480,37 @@ impl VectorSync {
         self.present = present;
         self.index = Some(index);
         Ok(())
+    }
+}
+
+/// `kb_status.vectors`: the vector state of the index's last status (`snapshot`) against the
+/// current embedding settings (`heading_context`: `chunking.includeHeadingContext`).
+pub fn vector_status(
+    snapshot: Option<&Snapshot>,
+    embedding: &EmbeddingConfig,
+    heading_context: bool,
+) -> VectorStatus {
+    let current = vector_manifest(embedding, heading_context);
+    let chunks = snapshot.map_or(0, |s| s.chunks);
+    match snapshot.and_then(|s| s.vectors.as_ref()) {
+        Some(v) => VectorStatus {
+            vectors: v.vectors,
+            pending: v.pending,
+            last_error: v.last_error.clone(),
+            last_error_at_utc: v.last_error_at_utc.clone(),
+            compatibility: if v.manifest.is_empty() {
+                Compatibility::compatible()
+            } else {
+                compatibility(&v.manifest, &current)
+            },
+        },
+        // Built in lexical mode so far: every chunk waits for its vector.
+        None => VectorStatus {
+            vectors: 0,
+            pending: chunks,
+            last_error: None,
+            last_error_at_utc: None,
+            compatibility: Compatibility::compatible(),
+        },
     }
 }

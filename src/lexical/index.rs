@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use tantivy::collector::Count;
-use tantivy::query::{AllQuery, EnableScoring, TermQuery};
+use tantivy::query::{AllQuery, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, ReloadPolicy, Term};
@@ -21,7 +21,7 @@ use super::freshness::Freshness;
 use super::infix::KatakanaWords;
 use super::meta::MetaFilter;
 use super::query::RankWeights;
-use super::schema::{F_CHUNK_ID, Fields, schema, stored_text};
+use super::schema::{Fields, schema, stored_text};
 use super::segments::{PathCache, SegmentCache};
 use super::tokenizer::LvsTokenizer;
 use super::view::{LexicalView, stored};
@@ -231,29 +231,7 @@ impl LexicalIndex {
 
     /// Chunk ids whose path `filter` accepts (the vector side's search scope), ascending.
     pub fn chunk_ids_in_scope(&self, filter: &ScopeFilter<'_>) -> Result<Vec<u64>> {
-        let searcher = self.searcher();
-        self.paths.retain(&searcher);
-        let mut out = Vec::new();
-        for reader in searcher.segment_readers() {
-            let Some(paths) = self.paths.get(reader)? else { continue };
-            let ids = reader.fast_fields().u64(F_CHUNK_ID).map_err(|e| map_err("Listing chunk ids", e))?;
-            let accepted: Vec<bool> = paths.names.iter().map(|n| filter(n)).collect();
-            let alive = reader.alive_bitset();
-            for doc in 0..reader.max_doc() {
-                if alive.is_some_and(|a| a.is_deleted(doc)) {
-                    continue;
-                }
-                let in_scope = paths
-                    .ords
-                    .values_for_doc(doc)
-                    .any(|o| usize::try_from(o).ok().and_then(|o| accepted.get(o)).copied().unwrap_or(false));
-                if in_scope && let Some(id) = ids.first(doc) {
-                    out.push(id);
-                }
-            }
-        }
-        out.sort_unstable();
-        Ok(out)
+        self.view().chunk_ids_in_scope(filter)
     }
 
     /// The stored chunks of `ids` (path, heading path, whole text, anchor, source hash), in
@@ -280,38 +258,10 @@ impl LexicalIndex {
         Ok(out)
     }
 
-    /// The paths of the files whose front matter meets every condition of `filter` (the
-    /// search's scope, applied inside the collector like the path globs). Answered from the
-    /// `meta` terms of the index, never by reading the files.
+    /// The paths of the files whose front matter meets every condition of `filter`
+    /// ([`LexicalView::files_matching`]).
     pub fn paths_matching(&self, filter: &MetaFilter) -> Result<HashSet<String>> {
-        let searcher = self.searcher();
-        self.paths.retain(&searcher);
-        let query = filter.query(self.fields.meta);
-        let weight = query
-            .weight(EnableScoring::disabled_from_searcher(&searcher))
-            .map_err(|e| map_err("Filtering by front matter", e))?;
-        let mut out = HashSet::new();
-        for reader in searcher.segment_readers() {
-            let Some(paths) = self.paths.get(reader)? else { continue };
-            let mut seen = vec![false; paths.names.len()];
-            let alive = reader.alive_bitset();
-            weight
-                .for_each_no_score(reader, &mut |docs| {
-                    for &doc in docs {
-                        if alive.is_some_and(|a| a.is_deleted(doc)) {
-                            continue;
-                        }
-                        for ord in paths.ords.values_for_doc(doc) {
-                            if let Some(slot) = usize::try_from(ord).ok().and_then(|o| seen.get_mut(o)) {
-                                *slot = true;
-                            }
-                        }
-                    }
-                })
-                .map_err(|e| map_err("Filtering by front matter", e))?;
-            out.extend(paths.names.iter().zip(seen).filter(|(_, s)| *s).map(|(n, _)| n.to_string()));
-        }
-        Ok(out)
+        self.view().files_matching(filter)
     }
 
     /// The hits for chunk ids ranked elsewhere (vector or fused ranking), in the given order; ids the

@@ -1,18 +1,19 @@
 //! A search's snapshot ([`LexicalView`]): ranking through it, then reading the ranked hits
 //! (stored fields and snippets) from the same commit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use tantivy::query::TermQuery;
+use tantivy::query::{EnableScoring, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Value};
 use tantivy::{DocAddress, Score, TantivyDocument, Term};
 
 use super::analyzer::with_analyzer;
 use super::errors::map_err;
 use super::infix::KatakanaWords;
+use super::meta::MetaFilter;
 use super::query::{Plan, RankWeights};
 use super::rank::{Ranker, ReadDocs};
-use super::schema::{Fields, stored_text};
+use super::schema::{F_CHUNK_ID, Fields, stored_text};
 use super::segments::{PathCache, SegmentCache};
 use super::snippet::{ORIGINAL_WINDOW, SHORT_WINDOW, snippet};
 use super::{LexicalHit, ScopeFilter};
@@ -152,6 +153,67 @@ impl<'a> LexicalView<'a> {
                 let ord = p.ords.values_for_doc(addr.doc_id).next()?;
                 p.names.get(usize::try_from(ord).ok()?).map(|n| n.to_string())
             }));
+        }
+        Ok(out)
+    }
+
+    /// Chunk ids whose path `filter` accepts (the vector side's search scope), ascending.
+    pub fn chunk_ids_in_scope(&self, filter: &ScopeFilter<'_>) -> Result<Vec<u64>> {
+        let searcher = &self.searcher;
+        self.paths.retain(searcher);
+        let mut out = Vec::new();
+        for reader in searcher.segment_readers() {
+            let Some(paths) = self.paths.get(reader)? else { continue };
+            let ids = reader.fast_fields().u64(F_CHUNK_ID).map_err(|e| map_err("Listing chunk ids", e))?;
+            let accepted: Vec<bool> = paths.names.iter().map(|n| filter(n)).collect();
+            let alive = reader.alive_bitset();
+            for doc in 0..reader.max_doc() {
+                if alive.is_some_and(|a| a.is_deleted(doc)) {
+                    continue;
+                }
+                let in_scope = paths
+                    .ords
+                    .values_for_doc(doc)
+                    .any(|o| usize::try_from(o).ok().and_then(|o| accepted.get(o)).copied().unwrap_or(false));
+                if in_scope && let Some(id) = ids.first(doc) {
+                    out.push(id);
+                }
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// The paths of the files whose front matter meets every condition of `filter` (the
+    /// search's scope, applied inside the collector like the path globs). Answered from the
+    /// `meta` terms of the index, never by reading the files.
+    pub fn files_matching(&self, filter: &MetaFilter) -> Result<HashSet<String>> {
+        let searcher = &self.searcher;
+        self.paths.retain(searcher);
+        let query = filter.query(self.fields.meta);
+        let weight = query
+            .weight(EnableScoring::disabled_from_searcher(searcher))
+            .map_err(|e| map_err("Filtering by front matter", e))?;
+        let mut out = HashSet::new();
+        for reader in searcher.segment_readers() {
+            let Some(paths) = self.paths.get(reader)? else { continue };
+            let mut seen = vec![false; paths.names.len()];
+            let alive = reader.alive_bitset();
+            weight
+                .for_each_no_score(reader, &mut |docs| {
+                    for &doc in docs {
+                        if alive.is_some_and(|a| a.is_deleted(doc)) {
+                            continue;
+                        }
+                        for ord in paths.ords.values_for_doc(doc) {
+                            if let Some(slot) = usize::try_from(ord).ok().and_then(|o| seen.get_mut(o)) {
+                                *slot = true;
+                            }
+                        }
+                    }
+                })
+                .map_err(|e| map_err("Filtering by front matter", e))?;
+            out.extend(paths.names.iter().zip(seen).filter(|(_, s)| *s).map(|(n, _)| n.to_string()));
         }
         Ok(out)
     }

@@ -27,7 +27,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 pub use links::{LinkScan, RawLink, RawLinkKind, ScannedHeading, heading_level, prose_text, scan_links};
-pub use outline::{OutlineNode, outline};
+pub use outline::{OutlineNode, build_tree, find_subtree, flatten, outline};
 pub(crate) use parse::{is_inline_tag, is_inline_tag_end};
 pub use pointer::{Anchor, FINGERPRINT_MESSAGE, LogicalPointer};
 pub use read::{CONTINUATION_MARK, Part, ReadLimits, Slice, read_slice, read_slice_from, split_continuation};

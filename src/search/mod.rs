@@ -24,15 +24,20 @@
 //! - A ranked id without a lexical hit (a vector key of a chunk an edit just replaced) is
 //!   skipped, never answered with a made-up hit.
 
+mod filters;
 mod fusion;
+mod run;
+mod sources;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use fusion::{Fusion, by_rank, fuse, fuse_hybrid, fuse_weighted, similarity_floor};
+pub use run::{partial_index_warning, run, snippet_windows};
+pub use sources::Sources;
 
-use crate::config::{EmbeddingProvider, HitDetail, SearchConfig, SearchMode};
+use crate::config::{HitDetail, SearchConfig, SearchMode};
 use crate::error::{Error, Result};
-use crate::lexical::{LexicalHit, RankWeights};
+use crate::lexical::{LexicalHit, MetaFilter, RankWeights};
 use crate::wire::{ReadHint, SearchExplain, SearchHit, SearchRequest, SearchResponse};
 use crate::workspace::GlobFilter;
 
@@ -59,6 +64,10 @@ pub struct Plan {
     pub max_per_file: Option<usize>,
     /// What each hit carries (`detail`, else `search.hitDetail`).
     pub detail: HitDetail,
+    /// The front-matter conditions (`filters`), when the request has any.
+    pub filters: Option<MetaFilter>,
+    /// The search settings the search runs with.
+    pub config: SearchConfig,
 }
 
 /// Checks a request against the configuration: a one-sentence error for each bad field.
@@ -91,6 +100,7 @@ pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
         None => config.max_per_file,
     };
     let detail = req.detail.unwrap_or(config.hit_detail);
+    let filters = filters::meta_filter(req.filters.as_deref())?;
     Ok(Plan {
         query: query.to_owned(),
         top_k,
@@ -99,6 +109,8 @@ pub fn plan(req: &SearchRequest, config: &SearchConfig) -> Result<Plan> {
         explain: req.explain.unwrap_or(false),
         max_per_file,
         detail,
+        filters,
+        config: config.clone(),
     })
 }
 
@@ -116,20 +128,19 @@ pub enum VectorStep {
     },
 }
 
-/// Whether `plan`'s mode asks the vector side; `Err` for semantic mode without embeddings.
-pub fn vector_step(plan: &Plan, provider: EmbeddingProvider, config: &SearchConfig) -> Result<VectorStep> {
-    match (plan.mode, provider) {
+/// Whether `plan`'s mode asks the vector side; `Err` for semantic mode without embeddings
+/// (`vectors_enabled`: an embedding provider is configured).
+pub fn vector_step(plan: &Plan, vectors_enabled: bool) -> Result<VectorStep> {
+    match (plan.mode, vectors_enabled) {
         (SearchMode::Lexical, _) => Ok(VectorStep::Skip),
-        (SearchMode::Semantic, EmbeddingProvider::None) => Err(Error::index_not_ready(
+        (SearchMode::Semantic, false) => Err(Error::index_not_ready(
             "Semantic search is disabled (embedding.provider: none); use mode lexical or hybrid, or configure an embedding endpoint.",
         )),
-        (SearchMode::Hybrid, EmbeddingProvider::None) => Ok(VectorStep::Warn(
+        (SearchMode::Hybrid, false) => Ok(VectorStep::Warn(
             "Semantic search is disabled (embedding.provider: none). Executed lexical search only."
                 .to_owned(),
         )),
-        (_, EmbeddingProvider::OpenAiCompatible) => {
-            Ok(VectorStep::Ask { pool: config.semantic_candidate_pool_size.max(plan.top_k) })
-        }
+        (_, true) => Ok(VectorStep::Ask { pool: plan.config.semantic_candidate_pool_size.max(plan.top_k) }),
     }
 }
 
@@ -214,7 +225,8 @@ pub enum LexicalStep {
 }
 
 /// The lexical candidates `effective` needs.
-pub fn lexical_step(effective: SearchMode, plan: &Plan, config: &SearchConfig) -> LexicalStep {
+pub fn lexical_step(effective: SearchMode, plan: &Plan) -> LexicalStep {
+    let config = &plan.config;
     match effective {
         SearchMode::Semantic => LexicalStep::Skip,
         SearchMode::Hybrid => LexicalStep::Rank { pool: config.lexical_candidate_pool_size.max(plan.top_k) },

@@ -60,22 +60,17 @@ fn vector_step_follows_the_mode_and_the_provider() {
         explain: false,
         max_per_file: None,
         detail: HitDetail::Full,
+        filters: None,
+        config: c.clone(),
     };
-    let on = EmbeddingProvider::OpenAiCompatible;
-    let off = EmbeddingProvider::None;
-    assert_eq!(vector_step(&mode(SearchMode::Lexical, 5), on, &c).expect("lexical"), VectorStep::Skip);
-    assert_eq!(
-        vector_step(&mode(SearchMode::Hybrid, 5), on, &c).expect("hybrid"),
-        VectorStep::Ask { pool: 20 }
-    );
-    assert_eq!(
-        vector_step(&mode(SearchMode::Semantic, 40), on, &c).expect("pool"),
-        VectorStep::Ask { pool: 40 }
-    );
+    let (on, off) = (true, false);
+    assert_eq!(vector_step(&mode(SearchMode::Lexical, 5), on).expect("lexical"), VectorStep::Skip);
+    assert_eq!(vector_step(&mode(SearchMode::Hybrid, 5), on).expect("hybrid"), VectorStep::Ask { pool: 20 });
+    assert_eq!(vector_step(&mode(SearchMode::Semantic, 40), on).expect("pool"), VectorStep::Ask { pool: 40 });
     assert!(
-        matches!(vector_step(&mode(SearchMode::Hybrid, 5), off, &c), Ok(VectorStep::Warn(w)) if w.contains("lexical search only"))
+        matches!(vector_step(&mode(SearchMode::Hybrid, 5), off), Ok(VectorStep::Warn(w)) if w.contains("lexical search only"))
     );
-    let e = vector_step(&mode(SearchMode::Semantic, 5), off, &c).expect_err("semantic without embeddings");
+    let e = vector_step(&mode(SearchMode::Semantic, 5), off).expect_err("semantic without embeddings");
     assert_eq!(e.code, ErrorCode::IndexNotReady);
     assert!(e.message.contains("embedding.provider: none"), "{}", e.message);
 }
@@ -126,10 +121,12 @@ fn lexical_mode_keeps_the_tiers_and_needs_no_refetch() {
         explain: false,
         max_per_file: None,
         detail: HitDetail::Full,
+        filters: None,
+        config: config(),
     };
-    assert_eq!(lexical_step(SearchMode::Lexical, &p, &config()), LexicalStep::Tiered { top_k: 2 });
-    assert_eq!(lexical_step(SearchMode::Hybrid, &p, &config()), LexicalStep::Rank { pool: 50 });
-    assert_eq!(lexical_step(SearchMode::Semantic, &p, &config()), LexicalStep::Skip);
+    assert_eq!(lexical_step(SearchMode::Lexical, &p), LexicalStep::Tiered { top_k: 2 });
+    assert_eq!(lexical_step(SearchMode::Hybrid, &p), LexicalStep::Rank { pool: 50 });
+    assert_eq!(lexical_step(SearchMode::Semantic, &p), LexicalStep::Skip);
     let mut c = Candidates::new(None);
     // The index answers the all-words tier (7) before the partial match (3).
     c.set_lexical_hits(vec![hit(7, "a.md", "h"), hit(3, "b.md", "h"), hit(9, "b.md", "h")], 1);

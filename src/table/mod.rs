@@ -195,6 +195,28 @@ impl Table {
     }
 }
 
+impl Projection {
+    /// `kb_read`'s `table` field.
+    pub fn into_wire(self) -> crate::wire::TableProjection {
+        use crate::wire::{TableColumn, TableProjection, TableRow};
+        TableProjection {
+            column_count: self.column_count,
+            row_count: self.row_count,
+            columns: self
+                .columns
+                .into_iter()
+                .enumerate()
+                .map(|(index, (name, alignment))| TableColumn {
+                    index,
+                    name,
+                    alignment: alignment.as_str().to_owned(),
+                })
+                .collect(),
+            rows: self.rows.into_iter().enumerate().map(|(index, cells)| TableRow { index, cells }).collect(),
+        }
+    }
+}
+
 /// Display text of one cell's inline Markdown.
 pub fn display_text(cell: &str) -> String {
     // A zero-width space in front keeps the cell inline: `# x` or `1. x` must not become blocks.

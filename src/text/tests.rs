@@ -53,3 +53,11 @@ fn a_lone_cr_ends_a_line_as_in_commonmark() {
         }
     }
 }
+
+#[test]
+fn thousands_separates_every_three_digits() {
+    assert_eq!(thousands(0), "0");
+    assert_eq!(thousands(999), "999");
+    assert_eq!(thousands(6339), "6,339");
+    assert_eq!(thousands(1_234_567), "1,234,567");
+}

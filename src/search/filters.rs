@@ -1,10 +1,8 @@
-//! `kb_search` `filters`: front-matter conditions checked against the lexical index's
-//! metadata terms, giving the set of files a search may return (applied while collecting, like
-//! the path globs, on the lexical and the vector side alike).
+//! `kb_search` `filters`: the request's front-matter conditions, checked. The index answers
+//! them from its metadata terms ([`super::Sources::files_matching`]), giving the set of files a
+//! search may return (applied while collecting, like the path globs, on the lexical and the
+//! vector side alike).
 
-use std::collections::HashSet;
-
-use super::Engine;
 use crate::error::Result;
 use crate::lexical::{MetaCondition, MetaFilter, MetaOp};
 use crate::wire::{FilterOp, SearchFilter};
@@ -36,14 +34,4 @@ pub(super) fn meta_filter(filters: Option<&[SearchFilter]>) -> Result<Option<Met
         })
         .collect();
     MetaFilter::new(&conditions, "filters").map(Some)
-}
-
-impl Engine {
-    /// The files whose front matter meets `filter`, from the lexical index.
-    pub(super) fn metadata_scope(&self, filter: Option<&MetaFilter>) -> Result<Option<HashSet<String>>> {
-        match filter {
-            Some(f) => self.with_reader(|index| index.paths_matching(f)).map(Some),
-            None => Ok(None),
-        }
-    }
 }
