@@ -2,7 +2,7 @@
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
 //! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `links`, `config`,
-//! `messages` (L1); `store`, `lexical`, `vectors`, `catalog` (L2); `indexer`, `search`, `assets`,
+//! `messages` (L1); `store`, `lexical`, `vectors`, `catalog`, `publish` (L2); `indexer`, `search`, `assets`,
 //! `export`, `html` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
 pub mod assets;
@@ -21,6 +21,7 @@ pub mod links;
 pub mod markdown;
 pub mod mcp;
 pub mod messages;
+pub mod publish;
 pub mod search;
 pub mod store;
 pub mod table;

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeSet;
 
-use super::blocks::{Align, Block, Book, Item, Span, plain};
+use super::blocks::{Align, Block, Book, Item, Note, Span, plain};
 use super::linebreak::{Mode, Piece, break_lines, can_break, hangs, is_cjk, no_end, no_start};
 use super::style::{CodeLook, Folio, HeadingLook, Rgb, Style, TableLook};
 use crate::markdown::text_rules::{self, Emphasis};
@@ -193,7 +193,7 @@ pub fn lay_out(
     l.blocks(&book.blocks);
     let running = book.title.clone().or_else(|| {
         book.blocks.iter().find_map(|b| match b {
-            Block::Heading { level: 1, spans } => Some(plain(spans)),
+            Block::Heading { level: 1, spans, .. } => Some(plain(spans)),
             _ => None,
         })
     });
@@ -217,6 +217,8 @@ struct Look {
     code: bool,
     strike: bool,
     link: Option<String>,
+    /// How far the baseline is raised (a footnote reference's number).
+    rise: f32,
 }
 
 /// Text measured into pieces, each with the index of its look.
@@ -353,6 +355,7 @@ impl Layout<'_> {
             code: false,
             strike: false,
             link: None,
+            rise: 0.0,
         }
     }
 
@@ -401,6 +404,11 @@ impl Layout<'_> {
             if let Some(link) = &span.link {
                 look.link = Some(link.clone());
                 look.color = self.link_color();
+            }
+            if span.note {
+                look.rise = base.size * 0.38;
+                look.size = base.size * 0.62;
+                look.color = self.style.accent;
             }
             for ch in span.text.chars() {
                 let chars: &[char] = match ch {
@@ -612,7 +620,7 @@ impl Layout<'_> {
                 if !text.trim().is_empty() {
                     self.push(Draw::Text {
                         x: place(a) + shaped.shift(a),
-                        y: baseline,
+                        y: baseline + look.rise,
                         face: look.face,
                         size,
                         color: look.color,
@@ -668,7 +676,7 @@ impl Layout<'_> {
     fn block(&mut self, block: &Block, first: bool) {
         let gap = if self.list_depth > 0 { self.style.gap * 0.4 } else { self.style.gap };
         match block {
-            Block::Heading { level, spans } => self.heading(*level, spans, first),
+            Block::Heading { level, spans, .. } => self.heading(*level, spans, first),
             Block::Paragraph(spans) => {
                 if !first {
                     self.gap(gap);
@@ -694,18 +702,19 @@ impl Layout<'_> {
                 if !first {
                     self.gap(gap);
                 }
-                let (left, color) = (self.left, self.color);
-                self.bars.push(self.left + BAR / 2.0);
-                self.left += self.style.body * 1.2;
-                self.color = Rgb(
-                    color.0 * 0.55 + 0.45 * 0.35,
-                    color.1 * 0.55 + 0.45 * 0.35,
-                    color.2 * 0.55 + 0.45 * 0.35,
-                );
-                self.blocks(blocks);
-                self.bars.pop();
-                self.left = left;
-                self.color = color;
+                self.quote(None, blocks);
+            }
+            Block::Alert { title, blocks, .. } => {
+                if !first {
+                    self.gap(gap);
+                }
+                self.quote(Some(title), blocks);
+            }
+            Block::Footnotes(notes) => {
+                if !first {
+                    self.gap(gap);
+                }
+                self.footnotes(notes);
             }
             Block::Code { lang, text } => {
                 if !first {
@@ -732,6 +741,52 @@ impl Layout<'_> {
                 self.image(src, alt);
             }
         }
+    }
+
+    /// A block quote, or an alert: its title in bold accent over the quote's blocks.
+    fn quote(&mut self, title: Option<&str>, blocks: &[Block]) {
+        let (left, color) = (self.left, self.color);
+        self.bars.push(self.left + BAR / 2.0);
+        self.left += self.style.body * 1.2;
+        self.color =
+            Rgb(color.0 * 0.55 + 0.45 * 0.35, color.1 * 0.55 + 0.45 * 0.35, color.2 * 0.55 + 0.45 * 0.35);
+        if let Some(title) = title {
+            let mut look = self.text_look(self.body_face, self.style.body);
+            look.bold = true;
+            look.color = self.style.accent;
+            let mut shaped = Shaped::default();
+            self.shape(&[Span { text: title.to_owned(), ..Span::default() }], &look, &mut shaped);
+            self.paragraph(&shaped, Align::Left, self.style.leading);
+        }
+        self.blocks(blocks);
+        self.bars.pop();
+        self.left = left;
+        self.color = color;
+    }
+
+    /// The footnotes after the body: a short rule, then each body after its number.
+    fn footnotes(&mut self, notes: &[Note]) {
+        let size = self.style.body;
+        let y = self.pdf_y(self.y);
+        let (x1, x2) = (self.left, self.left + self.width() / 3.0);
+        self.push(Draw::Line { x1, y1: y, x2, y2: y, color: self.style.rule, width: 0.5 });
+        self.advance(self.style.line() * 0.5);
+        let last = notes.iter().map(|n| n.number).max().unwrap_or(1);
+        let widest: f32 = format!("{last}.").chars().map(|c| self.measure(self.body_face, c, size).2).sum();
+        let marker_w = widest + size * 0.5;
+        let left = self.left;
+        self.list_depth += 1;
+        for (i, note) in notes.iter().enumerate() {
+            if i > 0 {
+                self.advance(self.style.line() * self.style.gap * 0.25);
+            }
+            let right = left + marker_w - size * 0.35;
+            self.marker = Some(Marker::Text { text: format!("{}.", note.number), right });
+            self.left = left + marker_w;
+            self.blocks(&note.blocks);
+            self.left = left;
+        }
+        self.list_depth -= 1;
     }
 
     fn title(&mut self, title: &str) {
@@ -1370,6 +1425,8 @@ fn blocks_have_japanese(blocks: &[Block]) -> bool {
         Block::Heading { spans: s, .. } | Block::Paragraph(s) => spans(s),
         Block::List { items, .. } => items.iter().any(|i| blocks_have_japanese(&i.blocks)),
         Block::Quote(inner) => blocks_have_japanese(inner),
+        Block::Alert { title, blocks, .. } => text_rules::has_japanese(title) || blocks_have_japanese(blocks),
+        Block::Footnotes(notes) => notes.iter().any(|n| blocks_have_japanese(&n.blocks)),
         Block::Table { header, rows, .. } => {
             header.iter().any(|c| spans(c)) || rows.iter().flatten().any(|c| spans(c))
         }
@@ -1553,6 +1610,7 @@ mod typesetting_tests {
             code: false,
             strike: false,
             link: None,
+            rise: 0.0,
         });
         for ch in text.chars() {
             shaped.pieces.push(Piece { ch, width: if is_cjk(ch) { 10.0 } else { 5.0 } });
@@ -1626,6 +1684,7 @@ mod typesetting_tests {
             code: false,
             strike: false,
             link: None,
+            rise: 0.0,
         };
         shaped.looks.push(look);
         for ch in "です。」「（注）".chars() {

@@ -96,6 +96,8 @@ fn markdown_becomes_blocks() {
             Block::Paragraph(_) => "p",
             Block::List { .. } => "list",
             Block::Quote(_) => "quote",
+            Block::Alert { .. } => "alert",
+            Block::Footnotes(_) => "notes",
             Block::Code { .. } => "code",
             Block::Table { .. } => "table",
             Block::Rule => "rule",
