@@ -134,6 +134,8 @@ pub struct OutlineEntry {
     pub page: usize,
     /// Top of the heading in PDF points.
     pub y: f32,
+    /// The heading's explicit `{#id}`: links to `#id` lead here.
+    pub id: Option<String>,
 }
 
 /// The laid-out book.
@@ -676,7 +678,7 @@ impl Layout<'_> {
     fn block(&mut self, block: &Block, first: bool) {
         let gap = if self.list_depth > 0 { self.style.gap * 0.4 } else { self.style.gap };
         match block {
-            Block::Heading { level, spans, .. } => self.heading(*level, spans, first),
+            Block::Heading { level, id, spans } => self.heading(*level, id.as_deref(), spans, first),
             Block::Paragraph(spans) => {
                 if !first {
                     self.gap(gap);
@@ -805,7 +807,7 @@ impl Layout<'_> {
         self.advance(self.style.line() * 2.0);
     }
 
-    fn heading(&mut self, level: u8, spans: &[Span], first: bool) {
+    fn heading(&mut self, level: u8, id: Option<&str>, spans: &[Span], first: bool) {
         let style = self.style;
         let level = level.clamp(1, 6);
         let scale = style.heading_scale[usize::from(level) - 1];
@@ -843,6 +845,7 @@ impl Layout<'_> {
             title: shown.trim().to_owned(),
             page: self.pages.len() - 1,
             y: top,
+            id: id.map(str::to_owned),
         });
 
         let mut look = self.text_look(self.body_face, size);
