@@ -26,22 +26,7 @@ impl super::Layout<'_> {
         let level = level.clamp(1, 6);
         let scale = style.heading_scale[usize::from(level) - 1];
         let size = style.body * scale;
-        let mut label = String::new();
-        let rank = level.saturating_sub(self.top_level) + 1;
-        if style.numbered && rank <= 3 {
-            let i = usize::from(rank) - 1;
-            self.numbers[i] += 1;
-            for n in &mut self.numbers[i + 1..] {
-                *n = 0;
-            }
-
-            let parts: Vec<String> = self.numbers[..=i].iter().map(u32::to_string).collect();
-            label = parts.join(".");
-            if rank == 1 {
-                label.push('.');
-            }
-            label.push('\u{3000}');
-        }
+        let label = self.heading_number(level);
         let shown = format!("{label}{}", plain(spans));
         // Book styles open each chapter on a new page.
         if level == 1 && style.heading == HeadingLook::Ruled && !self.at_top() {
@@ -90,6 +75,13 @@ impl super::Layout<'_> {
         }
         self.paragraph(&shaped, align, 1.35);
         self.left = x1;
+        self.heading_rule_below(level, size, x1, x2);
+        self.advance(style.line() * 0.35);
+    }
+
+    /// The rule a style draws under a heading of `level` (from `x1` to `x2`), if any.
+    fn heading_rule_below(&mut self, level: u8, size: f32, x1: f32, x2: f32) {
+        let style = self.style;
         let y = self.pdf_y(self.y + size * 0.15);
         match (style.heading, level) {
             (HeadingLook::Plain, 1) => {
@@ -121,6 +113,28 @@ impl super::Layout<'_> {
             }
             _ => {}
         }
-        self.advance(style.line() * 0.35);
+    }
+
+    /// The number shown before a heading of `level` (`1.　`, `1.2　`) when the style numbers
+    /// headings, counting it; else empty.
+    fn heading_number(&mut self, level: u8) -> String {
+        let style = self.style;
+        let mut label = String::new();
+        let rank = level.saturating_sub(self.top_level) + 1;
+        if style.numbered && rank <= 3 {
+            let i = usize::from(rank) - 1;
+            self.numbers[i] += 1;
+            for n in &mut self.numbers[i + 1..] {
+                *n = 0;
+            }
+
+            let parts: Vec<String> = self.numbers[..=i].iter().map(u32::to_string).collect();
+            label = parts.join(".");
+            if rank == 1 {
+                label.push('.');
+            }
+            label.push('\u{3000}');
+        }
+        label
     }
 }

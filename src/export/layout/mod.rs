@@ -407,13 +407,16 @@ impl Layout<'_> {
     }
 
     fn block(&mut self, block: &Block, first: bool) {
-        let gap = if self.list_depth > 0 { self.style.gap * 0.4 } else { self.style.gap };
+        if let Block::Heading { level, id, spans } = block {
+            self.heading(*level, id.as_deref(), spans, first);
+            return;
+        }
+        if !first {
+            self.gap(if self.list_depth > 0 { self.style.gap * 0.4 } else { self.style.gap });
+        }
         match block {
-            Block::Heading { level, id, spans } => self.heading(*level, id.as_deref(), spans, first),
+            Block::Heading { .. } => {}
             Block::Paragraph(spans) => {
-                if !first {
-                    self.gap(gap);
-                }
                 let base = self.text_look(self.body_face, self.style.body);
                 let mut shaped = Shaped::default();
                 if self.style.indent && self.list_depth == 0 && self.bars.is_empty() {
@@ -425,54 +428,14 @@ impl Layout<'_> {
                 self.shape(spans, &base, &mut shaped);
                 self.justified(&shaped, self.style.leading);
             }
-            Block::List { start, items } => {
-                if !first {
-                    self.gap(gap);
-                }
-                self.list(*start, items);
-            }
-            Block::Quote(blocks) => {
-                if !first {
-                    self.gap(gap);
-                }
-                self.quote(None, blocks);
-            }
-            Block::Alert { title, blocks, .. } => {
-                if !first {
-                    self.gap(gap);
-                }
-                self.quote(Some(title), blocks);
-            }
-            Block::Footnotes(notes) => {
-                if !first {
-                    self.gap(gap);
-                }
-                self.footnotes(notes);
-            }
-            Block::Code { lang, text } => {
-                if !first {
-                    self.gap(gap);
-                }
-                self.code(lang, text);
-            }
-            Block::Table { aligns, header, rows } => {
-                if !first {
-                    self.gap(gap);
-                }
-                self.table(aligns, header, rows);
-            }
-            Block::Rule => {
-                if !first {
-                    self.gap(gap);
-                }
-                self.rule();
-            }
-            Block::Image { src, alt } => {
-                if !first {
-                    self.gap(gap);
-                }
-                self.image(src, alt);
-            }
+            Block::List { start, items } => self.list(*start, items),
+            Block::Quote(blocks) => self.quote(None, blocks),
+            Block::Alert { title, blocks, .. } => self.quote(Some(title), blocks),
+            Block::Footnotes(notes) => self.footnotes(notes),
+            Block::Code { lang, text } => self.code(lang, text),
+            Block::Table { aligns, header, rows } => self.table(aligns, header, rows),
+            Block::Rule => self.rule(),
+            Block::Image { src, alt } => self.image(src, alt),
         }
     }
 

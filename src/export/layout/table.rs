@@ -36,29 +36,7 @@ impl super::Layout<'_> {
         let head = shape_row(self, header, &header_look);
         let body: Vec<Vec<Shaped>> = rows.iter().map(|r| shape_row(self, r, &body_look)).collect();
 
-        // Column widths from content: natural (one line) and minimum (longest unbreakable part).
-        let mut natural = vec![size; columns];
-        let mut minimum = vec![size; columns];
-        for row in std::iter::once(&head).chain(body.iter()) {
-            for (c, cell) in row.iter().enumerate() {
-                let (nat, min) = widths(&cell.pieces);
-                natural[c] = natural[c].max(nat);
-                // Short words (up to four characters) are not broken either.
-                minimum[c] = minimum[c].max(min.max(nat.min(size * 4.0)).min(avail * 0.3));
-            }
-        }
-        let inner = avail - 2.0 * hpad * columns as f32;
-        let total_nat: f32 = natural.iter().sum();
-        let total_min: f32 = minimum.iter().sum();
-        let cols: Vec<f32> = if total_nat <= inner {
-            natural.clone()
-        } else if total_min >= inner {
-            minimum.iter().map(|m| m * inner / total_min).collect()
-        } else {
-            let spare = inner - total_min;
-            let stretch: f32 = natural.iter().zip(&minimum).map(|(n, m)| n - m).sum::<f32>().max(0.01);
-            natural.iter().zip(&minimum).map(|(n, m)| m + (n - m) * spare / stretch).collect()
-        };
+        let cols = column_widths(&head, &body, size, avail - 2.0 * hpad * columns as f32, avail);
         let col_w: Vec<f32> = cols.iter().map(|w| w + 2.0 * hpad).collect();
         let table_w: f32 = col_w.iter().sum();
         let x0 = self.left;
@@ -188,8 +166,36 @@ impl super::Layout<'_> {
     }
 }
 
+/// The text width of each column (cell padding excluded): the natural widths (every cell on one
+/// line) when they fit in `inner`, else each column between its minimum (its longest unbreakable
+/// part, a short word, at most 30% of `avail`) and its natural width, in proportion.
+fn column_widths(head: &[Shaped], body: &[Vec<Shaped>], size: f32, inner: f32, avail: f32) -> Vec<f32> {
+    let columns = head.len();
+    let mut natural = vec![size; columns];
+    let mut minimum = vec![size; columns];
+    for row in std::iter::once(head).chain(body.iter().map(Vec::as_slice)) {
+        for (c, cell) in row.iter().enumerate() {
+            let (nat, min) = widths(&cell.pieces);
+            natural[c] = natural[c].max(nat);
+            // Short words (up to four characters) are not broken either.
+            minimum[c] = minimum[c].max(min.max(nat.min(size * 4.0)).min(avail * 0.3));
+        }
+    }
+    let total_nat: f32 = natural.iter().sum();
+    let total_min: f32 = minimum.iter().sum();
+    if total_nat <= inner {
+        natural
+    } else if total_min >= inner {
+        minimum.iter().map(|m| m * inner / total_min).collect()
+    } else {
+        let spare = inner - total_min;
+        let stretch: f32 = natural.iter().zip(&minimum).map(|(n, m)| n - m).sum::<f32>().max(0.01);
+        natural.iter().zip(&minimum).map(|(n, m)| m + (n - m) * spare / stretch).collect()
+    }
+}
+
 /// The natural (one-line) width and the widest unbreakable part of `pieces`.
-pub(super) fn widths(pieces: &[Piece]) -> (f32, f32) {
+fn widths(pieces: &[Piece]) -> (f32, f32) {
     let (mut line, mut natural) = (0.0_f32, 0.0_f32);
     let (mut part, mut widest) = (0.0_f32, 0.0_f32);
     for (i, p) in pieces.iter().enumerate() {

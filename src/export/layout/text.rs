@@ -201,29 +201,22 @@ impl super::Layout<'_> {
                 }
                 a = b;
             }
-            if look.strike {
-                let y = baseline + size * 0.32;
-                self.push(Draw::Line {
-                    x1: x,
-                    y1: y,
-                    x2: x + w,
-                    y2: y,
-                    color: look.color,
-                    width: size * 0.06,
-                });
-            }
-            if let Some(target) = &look.link {
-                let y = baseline - size * 0.12;
-                self.push(Draw::Line { x1: x, y1: y, x2: x + w, y2: y, color: look.color, width: 0.4 });
-                self.push(Draw::Link {
-                    x,
-                    y: baseline - size * 0.25,
-                    w,
-                    h: size * 1.2,
-                    target: target.clone(),
-                });
-            }
+            self.decorate(look, x, w, baseline);
             i = j;
+        }
+    }
+
+    /// A look's strike-through, and a link's underline and target area, over `x..x + w`.
+    fn decorate(&mut self, look: &Look, x: f32, w: f32, baseline: f32) {
+        let size = look.size;
+        if look.strike {
+            let y = baseline + size * 0.32;
+            self.push(Draw::Line { x1: x, y1: y, x2: x + w, y2: y, color: look.color, width: size * 0.06 });
+        }
+        if let Some(target) = &look.link {
+            let y = baseline - size * 0.12;
+            self.push(Draw::Line { x1: x, y1: y, x2: x + w, y2: y, color: look.color, width: 0.4 });
+            self.push(Draw::Link { x, y: baseline - size * 0.25, w, h: size * 1.2, target: target.clone() });
         }
     }
 }
