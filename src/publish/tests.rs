@@ -89,3 +89,13 @@ fn code_blocks_and_front_matter_are_whole() {
     assert_eq!(e[0], Event::FrontMatter("title: T\n".into()));
     assert_eq!(e[1], Event::CodeBlock { lang: "rust".into(), text: "fn main() {}\n".into() });
 }
+
+#[test]
+fn a_soft_break_keeps_its_space_next_to_what_is_not_text() {
+    // A raw inline tag keeps the text before it (the HTML export's rule) …
+    assert_eq!(text_of(&events("<b>所有権</b>\n深い\n")), "所有権深い");
+    // … but after it the side is unknown, as after a footnote reference or inside an image.
+    assert_eq!(text_of(&events("所有権\n<b>深い</b>\n")), "所有権 深い");
+    assert_eq!(text_of(&events("所有権[^1]\n深い\n\n[^1]: 注。\n")), "所有権 深い注。");
+    assert_eq!(text_of(&events("![所有\n権](a.png)\n")), "所有 権");
+}
