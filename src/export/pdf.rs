@@ -303,16 +303,7 @@ fn add_links(
         if let Some(fragment) = target.strip_prefix('#') {
             let Some(heading) = outline.iter().find(|e| e.id.as_deref() == Some(fragment)) else { continue };
             let Some(&to) = pages.get(heading.page) else { continue };
-            annot.set(
-                "Dest",
-                Object::Array(vec![
-                    Object::Reference(to),
-                    Object::Name(b"XYZ".to_vec()),
-                    Object::Null,
-                    Object::Real(heading.y),
-                    Object::Null,
-                ]),
-            );
+            annot.set("Dest", destination(to, heading.y));
         } else if lower.starts_with("http://")
             || lower.starts_with("https://")
             || lower.starts_with("mailto:")
@@ -344,6 +335,17 @@ fn add_links(
     Ok(())
 }
 
+/// A link destination: `page` scrolled to `y` (PDF points), the zoom left as it is.
+fn destination(page: ObjectId, y: f32) -> Object {
+    Object::Array(vec![
+        Object::Reference(page),
+        Object::Name(b"XYZ".to_vec()),
+        Object::Null,
+        Object::Real(y),
+        Object::Null,
+    ])
+}
+
 /// Links from the 目次 entries to their headings.
 fn add_internal_links(lo: &mut lopdf::Document, links: &[InternalLink], pages: &[ObjectId]) -> Result<()> {
     for link in links {
@@ -358,16 +360,7 @@ fn add_internal_links(lo: &mut lopdf::Document, links: &[InternalLink], pages: &
             Object::Array([link.x, link.y, link.x + link.w, link.y + link.h].map(Object::Real).to_vec()),
         );
         annot.set("Border", Object::Array(vec![Object::Integer(0), Object::Integer(0), Object::Integer(0)]));
-        annot.set(
-            "Dest",
-            Object::Array(vec![
-                Object::Reference(target),
-                Object::Name(b"XYZ".to_vec()),
-                Object::Null,
-                Object::Real(link.target_y),
-                Object::Null,
-            ]),
-        );
+        annot.set("Dest", destination(target, link.target_y));
         let id = lo.add_object(annot);
         let dict = lo
             .get_object_mut(on)

@@ -206,36 +206,16 @@ impl Builder {
                 .to_owned(),
             CodeBlockKind::Indented => String::new(),
         };
-        let mut text = String::new();
-        let mut k = i + 1;
-        while k < events.len() {
-            match &events[k].0 {
-                syntax::Event::End(TagEnd::CodeBlock) => break,
-                syntax::Event::Text(t) => text.push_str(t),
-                _ => {}
-            }
-            k += 1;
-        }
-        let end = events.get(k).map_or(events[i].1.end, |(_, r)| r.end);
-        self.push(Event::CodeBlock { lang, text }, events[i].1.start..end);
-        k + 1
+        let (text, span, next) = text_until(events, i, |e| matches!(e, TagEnd::CodeBlock));
+        self.push(Event::CodeBlock { lang, text }, span);
+        next
     }
 
     /// The front matter, whole.
     fn front_matter(&mut self, events: &[(syntax::Event<'_>, Range<usize>)], i: usize) -> usize {
-        let mut text = String::new();
-        let mut k = i + 1;
-        while k < events.len() {
-            match &events[k].0 {
-                syntax::Event::End(TagEnd::MetadataBlock(_)) => break,
-                syntax::Event::Text(t) => text.push_str(t),
-                _ => {}
-            }
-            k += 1;
-        }
-        let end = events.get(k).map_or(events[i].1.end, |(_, r)| r.end);
-        self.push(Event::FrontMatter(text), events[i].1.start..end);
-        k + 1
+        let (text, span, next) = text_until(events, i, |e| matches!(e, TagEnd::MetadataBlock(_)));
+        self.push(Event::FrontMatter(text), span);
+        next
     }
 
     /// The body, then the defined footnotes in the order of their numbers.
@@ -270,4 +250,25 @@ impl Builder {
         out.push((Event::End(Tag::Footnotes), at));
         out
     }
+}
+
+/// The text of the block that starts at `events[i]`, up to the end tag `is_end` accepts: the
+/// text, the block's source range and the index of the event after the end.
+fn text_until(
+    events: &[(syntax::Event<'_>, Range<usize>)],
+    i: usize,
+    is_end: impl Fn(&TagEnd) -> bool,
+) -> (String, Range<usize>, usize) {
+    let mut text = String::new();
+    let mut k = i + 1;
+    while k < events.len() {
+        match &events[k].0 {
+            syntax::Event::End(end) if is_end(end) => break,
+            syntax::Event::Text(t) => text.push_str(t),
+            _ => {}
+        }
+        k += 1;
+    }
+    let end = events.get(k).map_or(events[i].1.end, |(_, r)| r.end);
+    (text, events[i].1.start..end, k + 1)
 }

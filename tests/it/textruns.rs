@@ -51,18 +51,25 @@ fn join(lines: &[&str]) -> String {
 fn html_paragraph(html: &str) -> String {
     let start = html.find("<p>").expect("a paragraph") + 3;
     let end = start + html[start..].find("</p>").expect("end of paragraph");
+    visible_text(&html[start..end], "").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// An HTML fragment's text: every tag replaced by `tag_gap`, the three entities decoded.
+fn visible_text(html: &str, tag_gap: &str) -> String {
     let mut text = String::new();
     let mut in_tag = false;
-    for c in html[start..end].chars() {
+    for c in html.chars() {
         match c {
-            '<' => in_tag = true,
+            '<' => {
+                in_tag = true;
+                text.push_str(tag_gap);
+            }
             '>' => in_tag = false,
             c if !in_tag => text.push(c),
             _ => {}
         }
     }
-    let text = text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
 }
 
 /// Whether any text in the PDF is drawn with a slanted text matrix.
@@ -123,12 +130,14 @@ fn pdf_and_html_of_one_japanese_document_hold_the_same_text_runs_and_emphasis() 
     assert_eq!(slanted_text(&pdf), Vec::<String>::new(), "slanted text in the PDF");
 }
 
+/// The number in attribute `name="…"` of a `pdftotext -bbox-layout` tag.
+fn attr(tag: &str, name: &str) -> f64 {
+    let at = tag.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+    tag[at..].split('"').next().unwrap().parse().unwrap()
+}
+
 /// `<line xMin=".." yMin=".." xMax=".." yMax="..">` elements and their words.
 fn bbox_lines(xml: &str) -> Vec<(f64, f64, String)> {
-    let attr = |tag: &str, name: &str| -> f64 {
-        let at = tag.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
-        tag[at..].split('"').next().unwrap().parse().unwrap()
-    };
     let mut out = Vec::new();
     for chunk in xml.split("<line ").skip(1) {
         let tag = chunk.split('>').next().unwrap();
@@ -188,22 +197,8 @@ const STRUCTURE: &str = "# 公開モデル\n\n\
 fn html_article_text(html: &str) -> String {
     let start = html.find("<article").expect("an article");
     let end = html.rfind("</article>").expect("the article's end");
-    let mut text = String::new();
-    let mut in_tag = false;
-    for c in html[start..end].chars() {
-        match c {
-            '<' => {
-                in_tag = true;
-                text.push(' ');
-            }
-            '>' => in_tag = false,
-            c if !in_tag => text.push(c),
-            _ => {}
-        }
-    }
-    let text = text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
-    let words: Vec<&str> = text.split_whitespace().collect();
-    join(&words)
+    let text = visible_text(&html[start..end], " ");
+    join(&text.split_whitespace().collect::<Vec<_>>())
 }
 
 #[test]
@@ -288,10 +283,6 @@ fn pdf_and_html_show_footnotes_alerts_heading_ids_and_tasks_as_the_same_structur
 
 /// Every `<word>` of `pdftotext -bbox-layout`: its top, its height and its text.
 fn bbox_words(xml: &str) -> Vec<(f64, f64, String)> {
-    let attr = |tag: &str, name: &str| -> f64 {
-        let at = tag.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
-        tag[at..].split('"').next().unwrap().parse().unwrap()
-    };
     xml.split("<word ")
         .skip(1)
         .map(|chunk| {
