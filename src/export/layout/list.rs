@@ -2,7 +2,7 @@
 //! first line.
 
 use super::{Draw, Marker};
-use crate::export::blocks::{Item, Note};
+use crate::export::blocks::{Block, Item, Note};
 
 impl super::Layout<'_> {
     /// Draws a pending list marker on the line whose baseline is `baseline` (PDF y).
@@ -77,20 +77,30 @@ impl super::Layout<'_> {
             Some((_, w)) => w + size * 0.5,
             None => size * 1.3,
         };
-        let left = self.left;
-        self.list_depth += 1;
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                self.advance(self.style.line() * self.style.gap * 0.25);
-            }
-            let right = left + marker_w - size * 0.35;
-            self.marker = Some(match (item.task, numbers) {
+        let right = self.left + marker_w - size * 0.35;
+        let entries = items.iter().enumerate().map(|(i, item)| {
+            let marker = match (item.task, numbers) {
                 (Some(done), _) => Marker::Task { done, right },
                 (None, Some((s, _))) => Marker::Text { text: format!("{}.", s + i as u64), right },
                 (None, None) => Marker::Text { text: bullet.to_string(), right },
-            });
+            };
+            (marker, item.blocks.as_slice())
+        });
+        self.items(entries.collect(), marker_w);
+    }
+
+    /// Lays out list entries: each one's blocks indented by `marker_w`, its marker (placed by
+    /// the caller in that space) drawn on its first line.
+    fn items(&mut self, entries: Vec<(Marker, &[Block])>, marker_w: f32) {
+        let left = self.left;
+        self.list_depth += 1;
+        for (i, (marker, blocks)) in entries.into_iter().enumerate() {
+            if i > 0 {
+                self.advance(self.style.line() * self.style.gap * 0.25);
+            }
+            self.marker = Some(marker);
             self.left = left + marker_w;
-            self.blocks(&item.blocks);
+            self.blocks(blocks);
             self.left = left;
         }
         self.list_depth -= 1;
@@ -115,18 +125,11 @@ impl super::Layout<'_> {
         let last = notes.iter().map(|n| n.number).max().unwrap_or(1);
         let widest: f32 = format!("{last}.").chars().map(|c| self.measure(self.body_face, c, size).2).sum();
         let marker_w = widest + size * 0.5;
-        let left = self.left;
-        self.list_depth += 1;
-        for (i, note) in notes.iter().enumerate() {
-            if i > 0 {
-                self.advance(self.style.line() * self.style.gap * 0.25);
-            }
-            let right = left + marker_w - size * 0.35;
-            self.marker = Some(Marker::Text { text: format!("{}.", note.number), right });
-            self.left = left + marker_w;
-            self.blocks(&note.blocks);
-            self.left = left;
-        }
-        self.list_depth -= 1;
+        let right = self.left + marker_w - size * 0.35;
+        let entries = notes
+            .iter()
+            .map(|n| (Marker::Text { text: format!("{}.", n.number), right }, n.blocks.as_slice()))
+            .collect();
+        self.items(entries, marker_w);
     }
 }
