@@ -2,7 +2,7 @@
 //!
 //! Modules in reading order, foundations first (see `docs/architecture.md`):
 //! `error`, `text`, `wire`, `workspace`, `markdown` (L0); `chunk`, `edit`, `table`, `links`, `config`,
-//! `messages` (L1); `store`, `lexical`, `vectors`, `catalog`, `search` (L2); `indexer`, `assets`,
+//! `messages` (L1); `store`, `lexical`, `vectors`, `catalog`, `publish`, `search` (L2); `indexer`, `assets`,
 //! `export`, `html` (L3); `engine` (L4); `mcp`, `cli` (L6).
 
 pub mod assets;
@@ -21,6 +21,7 @@ pub mod links;
 pub mod markdown;
 pub mod mcp;
 pub mod messages;
+pub mod publish;
 pub mod search;
 pub mod store;
 pub mod table;

@@ -1,20 +1,21 @@
-//! Markdown → the block model the PDF layout draws: headings, paragraphs of styled spans, lists,
-//! quotes, code, tables, rules and images, plus the front matter's `title`.
+//! The publishing stream (`publish`) → the block tree the PDF layout draws: headings,
+//! paragraphs of styled spans, lists, quotes and alerts, code, tables, rules, images and the
+//! footnotes, plus the front matter's `title`.
 //!
-//! The model is deliberately small and plain: everything the layout needs and nothing about
-//! source positions. Raw HTML is shown as a browser would show its text: comments hidden, tags
-//! dropped, `<img src>` as an image, `<br>` as a line break; footnote syntax is left as text.
+//! The tree is deliberately small and plain: everything the layout needs and nothing about
+//! source positions. The stream already made the decisions the HTML export shares (soft breaks,
+//! heading ids, alert titles, task states, footnote numbers); what is the PDF's own is here. Raw
+//! HTML is shown as a browser would show its text: comments hidden, tags dropped, `<img src>` as
+//! an image, `<br>` as a line break.
 
-use crate::markdown::syntax::{Alignment, CodeBlockKind, Event, Purpose, Source, Tag, TagEnd};
-
-use crate::markdown::heading_level;
-use crate::markdown::text_rules::soft_break_joins;
+use crate::markdown::text_rules::has_japanese;
+use crate::publish::{self, AlertKind, Event, Tag};
+use crate::text::Language;
 
 /// A run of inline text with one look.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Span {
-    /// The text (soft breaks follow `markdown::text_rules::soft_break`: nothing between Japanese
-    /// characters, else a space; hard breaks are `\n`).
+    /// The text (soft breaks as the publishing stream keeps them: a space; hard breaks are `\n`).
     pub text: String,
     /// `**strong**`.
     pub bold: bool,
@@ -24,6 +25,8 @@ pub struct Span {
     pub code: bool,
     /// `~~strike~~`.
     pub strike: bool,
+    /// A footnote reference's number, set small and raised.
+    pub note: bool,
     /// The target of the link the span is in.
     pub link: Option<String>,
 }
@@ -48,6 +51,15 @@ pub struct Item {
     pub blocks: Vec<Block>,
 }
 
+/// One footnote of the closing list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Note {
+    /// Its number, as its references show it.
+    pub number: usize,
+    /// Its body.
+    pub blocks: Vec<Block>,
+}
+
 /// A block of the document.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Block {
@@ -55,6 +67,8 @@ pub enum Block {
     Heading {
         /// 1–6.
         level: u8,
+        /// An explicit `{#id}` (not part of the text).
+        id: Option<String>,
         /// The heading's text.
         spans: Vec<Span>,
     },
@@ -69,6 +83,15 @@ pub enum Block {
     },
     /// `> …`.
     Quote(Vec<Block>),
+    /// A GitHub alert: a quote under its title.
+    Alert {
+        /// Which alert.
+        kind: AlertKind,
+        /// `Note`, `注記`, … (the HTML export's titles).
+        title: String,
+        /// Its content.
+        blocks: Vec<Block>,
+    },
     /// A fenced or indented code block, or raw HTML (shown verbatim).
     Code {
         /// The info string's first word.
@@ -94,6 +117,8 @@ pub enum Block {
         /// The alternative text.
         alt: String,
     },
+    /// The footnotes, after the body.
+    Footnotes(Vec<Note>),
 }
 
 /// The parsed document.
@@ -105,11 +130,12 @@ pub struct Book {
     pub blocks: Vec<Block>,
 }
 
-/// Parses `markdown` into a [`Book`].
+/// Parses `markdown` into a [`Book`]; alert titles are Japanese in a Japanese document (as the
+/// HTML export's `html.lang: auto` chooses).
 pub fn parse(markdown: &str) -> Book {
+    let language = if has_japanese(markdown) { Language::Ja } else { Language::En };
     let mut builder = Builder::default();
-    let source = Source::new(markdown, Purpose::Pdf);
-    for (event, _) in source.events() {
+    for (event, _) in publish::publish(markdown, language) {
         builder.event(event);
     }
     builder.finish()
@@ -122,8 +148,14 @@ enum Frame {
     Blocks(Vec<Block>),
     /// An open list.
     List { start: Option<u64>, items: Vec<Item> },
-    /// An open list item (its task marker comes as an event).
+    /// An open list item.
     Item { task: Option<bool>, blocks: Vec<Block> },
+    /// An open alert.
+    Alert { kind: AlertKind, title: String, blocks: Vec<Block> },
+    /// The footnotes.
+    Notes(Vec<Note>),
+    /// One footnote.
+    Note { number: usize, blocks: Vec<Block> },
 }
 
 #[derive(Debug, Default)]
@@ -137,21 +169,15 @@ struct Builder {
     italic: usize,
     strike: usize,
     links: Vec<String>,
-    /// Inside a heading: its level.
-    heading: Option<u8>,
-    /// Inside a code block or an HTML block: its language and text.
-    code: Option<(String, String)>,
-    /// Inside the front matter.
-    metadata: Option<String>,
+    /// Inside a heading: its level and id.
+    heading: Option<(u8, Option<String>)>,
+    /// Inside an HTML block: its text.
+    html: Option<String>,
     /// Inside an image: its URL; the alt text collects into `alt`.
     image: Option<String>,
     alt: String,
     /// Table being built.
     table: Option<TableBuild>,
-    /// A soft break waits for the character after it (the shared soft-break rule).
-    pending_soft: bool,
-    /// The last character of the inline text so far.
-    last_char: Option<char>,
 }
 
 #[derive(Debug, Default)]
@@ -166,9 +192,14 @@ struct TableBuild {
 impl Builder {
     fn push_block(&mut self, block: Block) {
         match self.frames.last_mut() {
-            Some(Frame::Blocks(blocks)) | Some(Frame::Item { blocks, .. }) => blocks.push(block),
-            // Text directly in a list (never produced by the parser) or no frame yet.
-            Some(Frame::List { .. }) | None => self.frames.push(Frame::Blocks(vec![block])),
+            Some(Frame::Blocks(blocks))
+            | Some(Frame::Item { blocks, .. })
+            | Some(Frame::Alert { blocks, .. })
+            | Some(Frame::Note { blocks, .. }) => blocks.push(block),
+            // Text directly in a list or the footnotes (never produced) or no frame yet.
+            Some(Frame::List { .. }) | Some(Frame::Notes(_)) | None => {
+                self.frames.push(Frame::Blocks(vec![block]))
+            }
         }
     }
 
@@ -179,6 +210,7 @@ impl Builder {
             italic: self.italic > 0,
             code: false,
             strike: self.strike > 0,
+            note: false,
             link: self.links.last().cloned(),
         }
     }
@@ -188,16 +220,9 @@ impl Builder {
             self.alt.push_str(text);
             return;
         }
-        if let Some(meta) = &mut self.metadata {
-            meta.push_str(text);
+        if let Some(html) = &mut self.html {
+            html.push_str(text);
             return;
-        }
-        if let Some((_, code)) = &mut self.code {
-            code.push_str(text);
-            return;
-        }
-        if let Some(c) = text.chars().last() {
-            self.last_char = Some(c);
         }
         let span = self.style(text.to_owned());
         match self.spans.last_mut() {
@@ -228,30 +253,7 @@ impl Builder {
         }
     }
 
-    /// Decides a waiting soft break now that the next character (`None`: not text) is known.
-    fn resolve_soft(&mut self, next: Option<char>) {
-        if std::mem::take(&mut self.pending_soft) && !soft_break_joins(self.last_char, next) {
-            self.text(" ");
-        }
-    }
-
-    fn event(&mut self, event: Event<'_>) {
-        if self.image.is_none() && self.metadata.is_none() && self.code.is_none() {
-            match &event {
-                Event::Text(t) | Event::Code(t) => self.resolve_soft(t.chars().next()),
-                Event::SoftBreak => {
-                    self.pending_soft = true;
-                    return;
-                }
-                // Inline styles do not end the text run: `かかる⏎*深い*` still joins.
-                Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Link { .. })
-                | Event::End(TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link) => {}
-                _ => {
-                    self.resolve_soft(None);
-                    self.last_char = None;
-                }
-            }
-        }
+    fn event(&mut self, event: Event) {
         match event {
             Event::Start(tag) => self.start(tag),
             Event::End(tag) => self.end(tag),
@@ -260,8 +262,7 @@ impl Builder {
                 if self.image.is_some() {
                     self.alt.push_str(&t);
                 } else {
-                    self.last_char = t.chars().last().or(self.last_char);
-                    let mut span = self.style(t.into_string());
+                    let mut span = self.style(t);
                     span.code = true;
                     self.spans.push(span);
                 }
@@ -269,8 +270,8 @@ impl Builder {
             Event::SoftBreak => self.text(" "),
             Event::HardBreak => self.text("\n"),
             Event::Html(t) => {
-                if let Some((_, code)) = &mut self.code {
-                    code.push_str(&t);
+                if let Some(html) = &mut self.html {
+                    html.push_str(&t);
                 }
             }
             Event::InlineHtml(t) => {
@@ -280,57 +281,72 @@ impl Builder {
                     self.text("\n");
                 }
             }
-            Event::Rule => self.push_block(Block::Rule),
-            Event::TaskListMarker(done) => {
-                if let Some(Frame::Item { task, .. }) = self.frames.last_mut() {
-                    *task = Some(done);
+            Event::FrontMatter(meta) => self.title = front_matter_title(&meta),
+            Event::CodeBlock { lang, mut text } => {
+                self.flush_paragraph();
+                while text.ends_with('\n') {
+                    text.pop();
                 }
+                self.push_block(Block::Code { lang, text });
             }
-            Event::FootnoteReference(t) => self.text(&format!("[^{t}]")),
-            Event::InlineMath(t) | Event::DisplayMath(t) => self.text(&t),
+            Event::Rule => self.push_block(Block::Rule),
+            // The item's task state came with its start.
+            Event::TaskMarker(_) => {}
+            Event::FootnoteReference { number, .. } => {
+                if self.image.is_some() {
+                    return;
+                }
+                let mut span = self.style(number.to_string());
+                span.note = true;
+                self.spans.push(span);
+            }
         }
     }
 
-    fn start(&mut self, tag: Tag<'_>) {
+    fn start(&mut self, tag: Tag) {
         match tag {
             Tag::Paragraph => self.flush_paragraph(),
-            Tag::Heading { level, .. } => {
+            Tag::Heading { level, id, .. } => {
                 self.flush_paragraph();
-                self.heading = Some(heading_level(level));
+                self.heading = Some((level, id));
             }
-            Tag::BlockQuote(_) => {
+            Tag::Quote => {
                 self.flush_paragraph();
                 self.frames.push(Frame::Blocks(Vec::new()));
             }
-            Tag::CodeBlock(kind) => {
+            Tag::Alert { kind, title } => {
                 self.flush_paragraph();
-                let lang = match kind {
-                    CodeBlockKind::Fenced(info) => info.split_whitespace().next().unwrap_or("").to_owned(),
-                    CodeBlockKind::Indented => String::new(),
-                };
-                self.code = Some((lang, String::new()));
+                self.frames.push(Frame::Alert { kind, title, blocks: Vec::new() });
             }
             Tag::HtmlBlock => {
                 self.flush_paragraph();
-                self.code = Some(("html".to_owned(), String::new()));
+                self.html = Some(String::new());
             }
-            Tag::List(start) => {
+            Tag::List { start } => {
                 self.flush_paragraph();
                 self.frames.push(Frame::List { start, items: Vec::new() });
             }
-            Tag::Item => {
+            Tag::Item { task } => {
                 self.flush_paragraph();
-                self.frames.push(Frame::Item { task: None, blocks: Vec::new() });
+                self.frames.push(Frame::Item { task, blocks: Vec::new() });
             }
-            Tag::Table(aligns) => {
+            Tag::Footnotes => {
+                self.flush_paragraph();
+                self.frames.push(Frame::Notes(Vec::new()));
+            }
+            Tag::FootnoteDefinition { number, .. } => {
+                self.flush_paragraph();
+                self.frames.push(Frame::Note { number, blocks: Vec::new() });
+            }
+            Tag::Table { aligns } => {
                 self.flush_paragraph();
                 self.table = Some(TableBuild {
                     aligns: aligns
                         .iter()
                         .map(|a| match a {
-                            Alignment::Center => Align::Center,
-                            Alignment::Right => Align::Right,
-                            Alignment::Left | Alignment::None => Align::Left,
+                            publish::Align::Center => Align::Center,
+                            publish::Align::Right => Align::Right,
+                            publish::Align::Left | publish::Align::None => Align::Left,
                         })
                         .collect(),
                     ..TableBuild::default()
@@ -345,55 +361,47 @@ impl Builder {
             Tag::Emphasis => self.italic += 1,
             Tag::Strong => self.bold += 1,
             Tag::Strikethrough => self.strike += 1,
-            Tag::Link { dest_url, .. } => self.links.push(dest_url.into_string()),
-            Tag::Image { dest_url, .. } => {
-                self.image = Some(dest_url.into_string());
+            Tag::Link { dest, .. } => self.links.push(dest),
+            Tag::Image { dest, .. } => {
+                self.image = Some(dest);
                 self.alt.clear();
             }
-            Tag::MetadataBlock(_) => self.metadata = Some(String::new()),
-            Tag::FootnoteDefinition(_)
-            | Tag::DefinitionList
-            | Tag::DefinitionListTitle
-            | Tag::DefinitionListDefinition
-            | Tag::Superscript
-            | Tag::Subscript => {}
+            Tag::Superscript | Tag::Subscript => {}
         }
     }
 
-    fn end(&mut self, tag: TagEnd) {
+    fn end(&mut self, tag: Tag) {
         match tag {
-            TagEnd::Paragraph => self.flush_paragraph(),
-            TagEnd::Heading(_) => {
-                let level = self.heading.take().unwrap_or(1);
+            Tag::Paragraph => self.flush_paragraph(),
+            Tag::Heading { .. } => {
+                let (level, id) = self.heading.take().unwrap_or((1, None));
                 let spans = trim(std::mem::take(&mut self.spans));
-                self.push_block(Block::Heading { level, spans });
+                self.push_block(Block::Heading { level, id, spans });
             }
-            TagEnd::BlockQuote(_) => {
+            Tag::Quote => {
                 self.flush_paragraph();
                 if let Some(Frame::Blocks(blocks)) = self.frames.pop() {
                     self.push_block(Block::Quote(blocks));
                 }
             }
-            TagEnd::HtmlBlock => {
-                if let Some((_, html)) = self.code.take() {
+            Tag::Alert { .. } => {
+                self.flush_paragraph();
+                if let Some(Frame::Alert { kind, title, blocks }) = self.frames.pop() {
+                    self.push_block(Block::Alert { kind, title, blocks });
+                }
+            }
+            Tag::HtmlBlock => {
+                if let Some(html) = self.html.take() {
                     self.html_block(&html);
                 }
             }
-            TagEnd::CodeBlock => {
-                if let Some((lang, mut text)) = self.code.take() {
-                    while text.ends_with('\n') {
-                        text.pop();
-                    }
-                    self.push_block(Block::Code { lang, text });
-                }
-            }
-            TagEnd::List(_) => {
+            Tag::List { .. } => {
                 self.flush_paragraph();
                 if let Some(Frame::List { start, items }) = self.frames.pop() {
                     self.push_block(Block::List { start, items });
                 }
             }
-            TagEnd::Item => {
+            Tag::Item { .. } => {
                 self.flush_paragraph();
                 if let Some(Frame::Item { task, blocks }) = self.frames.pop()
                     && let Some(Frame::List { items, .. }) = self.frames.last_mut()
@@ -401,19 +409,32 @@ impl Builder {
                     items.push(Item { task, blocks });
                 }
             }
-            TagEnd::TableCell => {
+            Tag::Footnotes => {
+                if let Some(Frame::Notes(notes)) = self.frames.pop() {
+                    self.push_block(Block::Footnotes(notes));
+                }
+            }
+            Tag::FootnoteDefinition { .. } => {
+                self.flush_paragraph();
+                if let Some(Frame::Note { number, blocks }) = self.frames.pop()
+                    && let Some(Frame::Notes(notes)) = self.frames.last_mut()
+                {
+                    notes.push(Note { number, blocks });
+                }
+            }
+            Tag::TableCell => {
                 let cell = trim(std::mem::take(&mut self.spans));
                 if let Some(t) = &mut self.table {
                     t.row.push(cell);
                 }
             }
-            TagEnd::TableHead => {
+            Tag::TableHead => {
                 if let Some(t) = &mut self.table {
                     t.header = std::mem::take(&mut t.row);
                     t.in_head = false;
                 }
             }
-            TagEnd::TableRow => {
+            Tag::TableRow => {
                 if let Some(t) = &mut self.table {
                     let row = std::mem::take(&mut t.row);
                     if t.in_head {
@@ -423,18 +444,18 @@ impl Builder {
                     }
                 }
             }
-            TagEnd::Table => {
+            Tag::Table { .. } => {
                 if let Some(t) = self.table.take() {
                     self.push_block(Block::Table { aligns: t.aligns, header: t.header, rows: t.rows });
                 }
             }
-            TagEnd::Emphasis => self.italic = self.italic.saturating_sub(1),
-            TagEnd::Strong => self.bold = self.bold.saturating_sub(1),
-            TagEnd::Strikethrough => self.strike = self.strike.saturating_sub(1),
-            TagEnd::Link => {
+            Tag::Emphasis => self.italic = self.italic.saturating_sub(1),
+            Tag::Strong => self.bold = self.bold.saturating_sub(1),
+            Tag::Strikethrough => self.strike = self.strike.saturating_sub(1),
+            Tag::Link { .. } => {
                 self.links.pop();
             }
-            TagEnd::Image => {
+            Tag::Image { .. } => {
                 if let Some(src) = self.image.take() {
                     let alt = std::mem::take(&mut self.alt);
                     if self.table.is_some() || self.heading.is_some() {
@@ -445,17 +466,7 @@ impl Builder {
                     }
                 }
             }
-            TagEnd::MetadataBlock(_) => {
-                if let Some(meta) = self.metadata.take() {
-                    self.title = front_matter_title(&meta);
-                }
-            }
-            TagEnd::FootnoteDefinition
-            | TagEnd::DefinitionList
-            | TagEnd::DefinitionListTitle
-            | TagEnd::DefinitionListDefinition
-            | TagEnd::Superscript
-            | TagEnd::Subscript => {}
+            Tag::Superscript | Tag::Subscript => {}
         }
     }
 
@@ -522,7 +533,9 @@ impl Builder {
 }
 
 fn same_look(a: &Span, b: &Span) -> bool {
-    a.bold == b.bold
+    !a.note
+        && !b.note
+        && a.bold == b.bold
         && a.italic == b.italic
         && a.code == b.code
         && a.strike == b.strike

@@ -258,6 +258,7 @@ mod tests {
                     title: (*title).to_owned(),
                     page: *page,
                     y: 500.0,
+                    id: None,
                 })
                 .collect(),
             warnings: Vec::new(),

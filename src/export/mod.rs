@@ -104,7 +104,7 @@ pub fn render_pdf(markdown: &str, options: &PdfOptions, load: &mut ImageLoader<'
         book.blocks
             .iter()
             .find_map(|b| match b {
-                blocks::Block::Heading { level: 1, spans } => Some(blocks::plain(spans)),
+                blocks::Block::Heading { level: 1, spans, .. } => Some(blocks::plain(spans)),
                 _ => None,
             })
             .unwrap_or_else(|| options.fallback_title.clone())

@@ -67,7 +67,7 @@ pub fn write(
     let image_names = add_images(&mut lo, laid, images)?;
     for (draws, id) in laid.pages.iter().zip(&page_ids) {
         add_graphics(&mut lo, *id, draws, &image_names)?;
-        add_links(&mut lo, *id, draws)?;
+        add_links(&mut lo, *id, draws, &laid.outline, &page_ids)?;
     }
     add_internal_links(&mut lo, &meta.front.links, &page_ids)?;
     add_outline(&mut lo, &laid.outline, &page_ids)?;
@@ -286,25 +286,39 @@ fn image_stream(lo: &mut lopdf::Document, encoded: Encoded) -> Stream {
     }
 }
 
-/// Link annotations of one page (only URLs with a scheme: relative links have no target in a
-/// single PDF).
-fn add_links(lo: &mut lopdf::Document, page: ObjectId, draws: &[Draw]) -> Result<()> {
+/// Link annotations of one page: URLs with a scheme, and `#id` links to a heading with that
+/// explicit `{#id}` (other relative links have no target in a single PDF).
+fn add_links(
+    lo: &mut lopdf::Document,
+    page: ObjectId,
+    draws: &[Draw],
+    outline: &[OutlineEntry],
+    pages: &[ObjectId],
+) -> Result<()> {
     let mut annots = Vec::new();
     for draw in draws {
         let Draw::Link { x, y, w, h, target } = draw else { continue };
         let lower = target.to_ascii_lowercase();
-        if !(lower.starts_with("http://") || lower.starts_with("https://") || lower.starts_with("mailto:")) {
+        let mut annot = Dictionary::new();
+        if let Some(fragment) = target.strip_prefix('#') {
+            let Some(heading) = outline.iter().find(|e| e.id.as_deref() == Some(fragment)) else { continue };
+            let Some(&to) = pages.get(heading.page) else { continue };
+            annot.set("Dest", destination(to, heading.y));
+        } else if lower.starts_with("http://")
+            || lower.starts_with("https://")
+            || lower.starts_with("mailto:")
+        {
+            let mut action = Dictionary::new();
+            action.set("S", Object::Name(b"URI".to_vec()));
+            action.set("URI", Object::String(target.as_bytes().to_vec(), StringFormat::Literal));
+            annot.set("A", Object::Dictionary(action));
+        } else {
             continue;
         }
-        let mut action = Dictionary::new();
-        action.set("S", Object::Name(b"URI".to_vec()));
-        action.set("URI", Object::String(target.as_bytes().to_vec(), StringFormat::Literal));
-        let mut annot = Dictionary::new();
         annot.set("Type", Object::Name(b"Annot".to_vec()));
         annot.set("Subtype", Object::Name(b"Link".to_vec()));
         annot.set("Rect", Object::Array([*x, *y, x + w, y + h].map(Object::Real).to_vec()));
         annot.set("Border", Object::Array(vec![Object::Integer(0), Object::Integer(0), Object::Integer(0)]));
-        annot.set("A", Object::Dictionary(action));
         annots.push(Object::Reference(lo.add_object(annot)));
     }
     if annots.is_empty() {
@@ -321,6 +335,17 @@ fn add_links(lo: &mut lopdf::Document, page: ObjectId, draws: &[Draw]) -> Result
     Ok(())
 }
 
+/// A link destination: `page` scrolled to `y` (PDF points), the zoom left as it is.
+fn destination(page: ObjectId, y: f32) -> Object {
+    Object::Array(vec![
+        Object::Reference(page),
+        Object::Name(b"XYZ".to_vec()),
+        Object::Null,
+        Object::Real(y),
+        Object::Null,
+    ])
+}
+
 /// Links from the 目次 entries to their headings.
 fn add_internal_links(lo: &mut lopdf::Document, links: &[InternalLink], pages: &[ObjectId]) -> Result<()> {
     for link in links {
@@ -335,16 +360,7 @@ fn add_internal_links(lo: &mut lopdf::Document, links: &[InternalLink], pages: &
             Object::Array([link.x, link.y, link.x + link.w, link.y + link.h].map(Object::Real).to_vec()),
         );
         annot.set("Border", Object::Array(vec![Object::Integer(0), Object::Integer(0), Object::Integer(0)]));
-        annot.set(
-            "Dest",
-            Object::Array(vec![
-                Object::Reference(target),
-                Object::Name(b"XYZ".to_vec()),
-                Object::Null,
-                Object::Real(link.target_y),
-                Object::Null,
-            ]),
-        );
+        annot.set("Dest", destination(target, link.target_y));
         let id = lo.add_object(annot);
         let dict = lo
             .get_object_mut(on)

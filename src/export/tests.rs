@@ -96,6 +96,8 @@ fn markdown_becomes_blocks() {
             Block::Paragraph(_) => "p",
             Block::List { .. } => "list",
             Block::Quote(_) => "quote",
+            Block::Alert { .. } => "alert",
+            Block::Footnotes(_) => "notes",
             Block::Code { .. } => "code",
             Block::Table { .. } => "table",
             Block::Rule => "rule",
@@ -220,4 +222,27 @@ fn html_is_shown_as_a_browser_would_comments_hidden_tags_dropped() {
     assert_eq!(book.blocks[2], Block::Image { src: "img/a.svg".into(), alt: "図".into() });
     let Block::Paragraph(spans) = &book.blocks[3] else { unreachable!() };
     assert_eq!(plain(spans), "本文です。");
+}
+
+#[test]
+fn footnotes_alerts_heading_ids_and_tasks_become_blocks_not_text() {
+    let book = parse(
+        "## 設計 {#design}\n\n本文[^n]です。\n\n> [!WARNING]\n> 気をつける。\n\n- [x] 済み\n\n[^n]: 脚注。\n",
+    );
+    let Block::Heading { level: 2, id, spans } = &book.blocks[0] else { panic!("{:?}", book.blocks[0]) };
+    assert_eq!((id.as_deref(), plain(spans).as_str()), (Some("design"), "設計"));
+    let Block::Paragraph(spans) = &book.blocks[1] else { panic!("{:?}", book.blocks[1]) };
+    assert_eq!(plain(spans), "本文1です。");
+    assert!(spans.iter().any(|s| s.note && s.text == "1"), "{spans:?}");
+    let Block::Alert { title, blocks, .. } = &book.blocks[2] else { panic!("{:?}", book.blocks[2]) };
+    // A Japanese document: the HTML's Japanese title.
+    assert_eq!(title, "警告");
+    assert_eq!(blocks, &[Block::Paragraph(vec![Span { text: "気をつける。".into(), ..Span::default() }])]);
+    let Block::List { items, .. } = &book.blocks[3] else { panic!("{:?}", book.blocks[3]) };
+    assert_eq!(items[0].task, Some(true));
+    let Block::Footnotes(notes) = &book.blocks[4] else { panic!("{:?}", book.blocks[4]) };
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].number, 1);
+    assert_eq!(notes[0].blocks, [Block::Paragraph(vec![Span { text: "脚注。".into(), ..Span::default() }])]);
+    assert_eq!(book.blocks.len(), 5);
 }

@@ -1,27 +1,24 @@
 //! One document's Markdown to the HTML of its `<article>` (`docs/reference/catalog-spec.md`
 //! §7.1–§7.6, §7.9).
 //!
-//! Two passes over pulldown-cmark's events: [`analyze`] finds the headings (ids by the one slug
-//! rule of `links`), the front-matter title and the first H1; [`render_article`] writes the
-//! HTML, rewriting links and embedding images through the shared [`Context`].
+//! Two passes over the publishing stream (`publish`, which also feeds the PDF): [`analyze`]
+//! finds the headings (ids by the one slug rule of `links`), the front-matter title and the
+//! first H1; [`render_article`] writes the HTML, rewriting links and embedding images through
+//! the shared [`Context`].
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::ops::Range;
 
-use crate::markdown::syntax::{
-    Alignment, BlockQuoteKind, CodeBlockKind, Event, Purpose, Source, Tag, TagEnd,
-};
 use base64::Engine as _;
 
 use super::sanitize::{self, Policy, Token};
-use super::text::{Warning, encode_url, escape_attr, escape_text, relative};
+use super::text::{Warning, encode_url, escape_attr, escape_text, page_language, relative};
 use super::{Files, ImageProblem, Settings, highlight};
 use crate::links::{self, Target};
+use crate::markdown::scan_links;
 use crate::markdown::text_rules::{self, Emphasis};
-use crate::markdown::{heading_level, scan_links};
-use crate::messages::Msg;
-use crate::text::LineIndex;
+use crate::publish::{self, Align, Event, Node, Tag};
+use crate::text::{Language, LineIndex};
 
 /// A heading of a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,31 +53,24 @@ impl Analysis {
 pub fn analyze(text: &str) -> Analysis {
     let mut raw: Vec<(u8, String, Option<String>)> = Vec::new();
     let mut current: Option<(u8, String, Option<String>)> = None;
-    let mut metadata = false;
     let mut front_title = None;
-    let source = Source::new(text, Purpose::Html);
-    for (event, _) in source.events() {
+    for (event, _) in publish::publish(text, Language::En) {
         match event {
-            Event::Start(Tag::MetadataBlock(_)) => metadata = true,
-            Event::End(TagEnd::MetadataBlock(_)) => metadata = false,
-            Event::Text(t) if metadata && front_title.is_none() => {
+            Event::FrontMatter(t) if front_title.is_none() => {
                 front_title = yaml_serde::from_str::<serde_json::Value>(&t)
                     .ok()
                     .and_then(|v| v.get("title").and_then(|t| t.as_str()).map(str::to_owned))
                     .filter(|t| !t.trim().is_empty());
             }
-            Event::Text(_) if metadata => {}
-            Event::Start(Tag::Heading { level, id, .. }) => {
-                current = Some((heading_level(level), String::new(), id.map(|i| i.to_string())));
-            }
-            Event::End(TagEnd::Heading(_)) => raw.extend(current.take()),
+            Event::Start(Tag::Heading { level, id, .. }) => current = Some((level, String::new(), id)),
+            Event::End(Tag::Heading { .. }) => raw.extend(current.take()),
             Event::Text(t) | Event::Code(t) => {
                 if let Some(h) = current.as_mut() {
                     h.1.push_str(&t);
                 }
             }
             // What the link scanner (without footnotes) sees as text.
-            Event::FootnoteReference(label) => {
+            Event::FootnoteReference { label, .. } => {
                 if let Some(h) = current.as_mut() {
                     h.1.push_str(&format!("[^{label}]"));
                 }
@@ -179,8 +169,7 @@ pub struct DocInput<'a> {
 
 /// The article's inner HTML and the warnings, in source order.
 pub fn render_article(cx: &Context<'_>, doc: &DocInput<'_>) -> (String, Vec<String>) {
-    let source = Source::new(doc.text, Purpose::Html);
-    let events: Vec<(Event<'_>, Range<usize>)> = source.events().collect();
+    let nodes = publish::publish(doc.text, page_language(&cx.lang));
     let mut r = Renderer {
         cx,
         doc,
@@ -189,17 +178,10 @@ pub fn render_article(cx: &Context<'_>, doc: &DocInput<'_>) -> (String, Vec<Stri
         warnings: Vec::new(),
         raw_warned: BTreeSet::new(),
         next_heading: 0,
-        pending_soft: None,
-        last_char: None,
-        metadata: false,
         image: None,
-        code: None,
         aligns: Vec::new(),
         cell: 0,
         in_head: false,
-        footnotes: BTreeMap::new(),
-        footnote_order: Vec::new(),
-        footnote_refs: HashMap::new(),
         saved: Vec::new(),
         html_tail: String::new(),
         skipping: None,
@@ -210,20 +192,18 @@ pub fn render_article(cx: &Context<'_>, doc: &DocInput<'_>) -> (String, Vec<Stri
         escape_text(title, &mut r.out);
         r.out.push_str("</h1>\n");
     }
-    for i in 0..events.len() {
-        r.event(&events, i);
+    for i in 0..nodes.len() {
+        r.event(&nodes, i);
     }
-    r.flush_soft(None);
-    r.finish_footnotes();
     let warnings = r.warnings;
     (r.out, warnings)
 }
 
-/// The text of the inline element that starts at `events[i]`, up to its end tag.
-fn inline_text(events: &[(Event<'_>, Range<usize>)], i: usize) -> String {
+/// The text of the inline element that starts at `nodes[i]`, up to its end tag.
+fn inline_text(nodes: &[Node], i: usize) -> String {
     let mut depth = 0usize;
     let mut text = String::new();
-    for (event, _) in &events[i..] {
+    for (event, _) in &nodes[i..] {
         match event {
             Event::Start(_) => depth += 1,
             Event::End(_) => {
@@ -256,23 +236,12 @@ struct Renderer<'c, 'a> {
     warnings: Vec<String>,
     raw_warned: BTreeSet<String>,
     next_heading: usize,
-    /// A soft break waiting for the next character: where in `out` it stood.
-    pending_soft: Option<usize>,
-    last_char: Option<char>,
-    metadata: bool,
     image: Option<ImageState>,
-    code: Option<(String, String)>,
-    aligns: Vec<Alignment>,
+    aligns: Vec<Align>,
     cell: usize,
     in_head: bool,
-    /// Footnote bodies by label.
-    footnotes: BTreeMap<String, String>,
-    /// Labels in the order of their first reference (then of their definition).
-    footnote_order: Vec<String>,
-    /// References seen per label.
-    footnote_refs: HashMap<String, usize>,
     /// Outputs set aside while a footnote definition renders.
-    saved: Vec<(String, String)>,
+    saved: Vec<String>,
     html_tail: String,
     skipping: Option<String>,
     /// Whether each open link wrote an `<a>`.
@@ -294,44 +263,17 @@ impl Renderer<'_, '_> {
         }
     }
 
-    fn push_text(&mut self, t: &str) {
-        escape_text(t, &mut self.out);
-        if let Some(c) = t.chars().last() {
-            self.last_char = Some(c);
-        }
-    }
-
-    /// A soft break becomes nothing where the shared text rule joins it (between Japanese
-    /// characters, next to full-width punctuation), else a line break (a space).
-    fn flush_soft(&mut self, next: Option<char>) {
-        let Some(at) = self.pending_soft.take() else { return };
-        if !text_rules::soft_break_joins(self.last_char, next) {
-            // Where the break stood: before any inline tag written since (`and\n<strong>`).
-            let at = at.min(self.out.len());
-            self.out.insert(at, '\n');
-        }
-    }
-
-    fn event(&mut self, events: &[(Event<'_>, Range<usize>)], i: usize) {
-        let (event, range) = &events[i];
-        match event {
-            Event::Text(t) | Event::Code(t) => self.flush_soft(t.chars().next()),
-            // Inline styles do not end the text run: `かかる⏎*深い*` still joins.
-            Event::SoftBreak
-            | Event::Start(Tag::Emphasis | Tag::Strong | Tag::Strikethrough | Tag::Link { .. })
-            | Event::End(TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link) => {}
-            _ => self.flush_soft(None),
-        }
+    fn event(&mut self, nodes: &[Node], i: usize) {
+        let (event, range) = &nodes[i];
         // Inside an image only the alt text counts.
         if let Some(img) = self.image.as_mut() {
             match event {
                 Event::Start(Tag::Image { .. }) => img.depth += 1,
-                Event::End(TagEnd::Image) if img.depth > 0 => img.depth -= 1,
-                Event::End(TagEnd::Image) => {
+                Event::End(Tag::Image { .. }) if img.depth > 0 => img.depth -= 1,
+                Event::End(Tag::Image { .. }) => {
                     let img = self.image.take().expect("image");
                     let html = self.image_html(&img.dest, &img.alt, &img.title, img.offset);
                     self.out.push_str(&html);
-                    self.last_char = None;
                 }
                 Event::Text(t) | Event::Code(t) => img.alt.push_str(t),
                 Event::SoftBreak | Event::HardBreak => img.alt.push(' '),
@@ -339,88 +281,70 @@ impl Renderer<'_, '_> {
             }
             return;
         }
-        if let Some((_, buf)) = self.code.as_mut() {
-            match event {
-                Event::Text(t) => buf.push_str(t),
-                Event::End(TagEnd::CodeBlock) => self.end_code(),
-                _ => {}
-            }
-            return;
-        }
-        if self.metadata {
-            if let Event::End(TagEnd::MetadataBlock(_)) = event {
-                self.metadata = false;
-            }
-            return;
-        }
         match event {
-            Event::Start(tag) => self.start(tag, events, i, range.start),
-            Event::End(tag) => self.end(*tag),
+            Event::Start(tag) => self.start(tag, nodes, i, range.start),
+            Event::End(tag) => self.end(tag),
             Event::Text(t) => {
                 if self.skipping.is_none() {
-                    self.push_text(t);
+                    escape_text(t, &mut self.out);
                 }
             }
             Event::Code(t) => {
                 self.out.push_str("<code>");
-                self.push_text(t);
+                escape_text(t, &mut self.out);
                 self.out.push_str("</code>");
             }
+            Event::CodeBlock { lang, text } => self.code_block(lang, text),
+            Event::FrontMatter(_) => {}
             Event::Html(t) => self.raw_html(t, range.start, true),
             Event::InlineHtml(t) => self.raw_html(t, range.start, false),
-            Event::FootnoteReference(label) => self.footnote_reference(label),
-            Event::SoftBreak => self.pending_soft = Some(self.out.len()),
-            Event::HardBreak => {
-                self.out.push_str("<br>\n");
-                self.last_char = None;
-            }
+            Event::FootnoteReference { number, nth, .. } => self.footnote_reference(*number, *nth),
+            // The soft breaks the text rule keeps (publish::breaks): a line break of the source.
+            Event::SoftBreak => self.out.push('\n'),
+            Event::HardBreak => self.out.push_str("<br>\n"),
             Event::Rule => self.out.push_str("<hr>\n"),
-            Event::TaskListMarker(done) => {
+            Event::TaskMarker(done) => {
                 self.out.push_str(if *done {
                     "<input type=\"checkbox\" disabled checked> "
                 } else {
                     "<input type=\"checkbox\" disabled> "
                 });
             }
-            Event::InlineMath(t) | Event::DisplayMath(t) => self.push_text(t),
         }
     }
 
-    fn start(&mut self, tag: &Tag<'_>, events: &[(Event<'_>, Range<usize>)], i: usize, offset: usize) {
+    fn start(&mut self, tag: &Tag, nodes: &[Node], i: usize, offset: usize) {
         match tag {
             Tag::Paragraph => self.out.push_str("<p>"),
-            Tag::Heading { level, classes, .. } => self.start_heading(heading_level(*level), classes),
-            Tag::BlockQuote(kind) => self.start_blockquote(kind.as_ref()),
-            Tag::CodeBlock(kind) => {
-                let lang = match kind {
-                    CodeBlockKind::Fenced(info) => info
-                        .split(|c: char| c.is_whitespace() || c == ',' || c == '{')
-                        .next()
-                        .unwrap_or("")
-                        .to_owned(),
-                    CodeBlockKind::Indented => String::new(),
-                };
-                self.code = Some((lang, String::new()));
+            Tag::Heading { level, classes, .. } => self.start_heading(*level, classes),
+            Tag::Quote => self.out.push_str("<blockquote>\n"),
+            Tag::Alert { kind, title } => {
+                self.out.push_str(&format!(
+                    "<blockquote class=\"alert alert-{}\">\n<p class=\"alert-title\">",
+                    kind.name()
+                ));
+                escape_text(title, &mut self.out);
+                self.out.push_str("</p>\n");
             }
             Tag::HtmlBlock => {}
-            Tag::List(Some(1)) => self.out.push_str("<ol>\n"),
-            Tag::List(Some(n)) => self.out.push_str(&format!("<ol start=\"{n}\">\n")),
-            Tag::List(None) => self.out.push_str("<ul>\n"),
-            Tag::Item => {
-                let task = matches!(events.get(i + 1), Some((Event::TaskListMarker(_), _)))
-                    || (matches!(events.get(i + 1), Some((Event::Start(Tag::Paragraph), _)))
-                        && matches!(events.get(i + 2), Some((Event::TaskListMarker(_), _))));
-                self.out.push_str(if task { "<li class=\"task\">" } else { "<li>" });
+            Tag::List { start: Some(1) } => self.out.push_str("<ol>\n"),
+            Tag::List { start: Some(n) } => self.out.push_str(&format!("<ol start=\"{n}\">\n")),
+            Tag::List { start: None } => self.out.push_str("<ul>\n"),
+            Tag::Item { task } => {
+                self.out.push_str(if task.is_some() { "<li class=\"task\">" } else { "<li>" })
             }
-            Tag::FootnoteDefinition(label) => {
-                let label = label.to_string();
-                if !self.footnote_order.contains(&label) {
-                    self.footnote_order.push(label.clone());
-                }
+            Tag::Footnotes => {
+                let labels = super::text::labels(&self.cx.lang);
+                self.out.push_str(&format!(
+                    "<section class=\"footnotes\" aria-label=\"{}\">\n<ol>\n",
+                    labels.footnotes
+                ));
+            }
+            Tag::FootnoteDefinition { .. } => {
                 let outer = std::mem::take(&mut self.out);
-                self.saved.push((label, outer));
+                self.saved.push(outer);
             }
-            Tag::Table(aligns) => {
+            Tag::Table { aligns } => {
                 self.aligns = aligns.clone();
                 self.out.push_str("<div class=\"table-wrap\"><table>\n");
             }
@@ -438,30 +362,28 @@ impl Renderer<'_, '_> {
                 // Japanese pages set every `<em>` upright and heavier (page.css); elsewhere a
                 // run holding Japanese gets the same look through its class (the shared rule).
                 let japanese_page = super::text::is_japanese(&self.cx.lang);
-                let gothic = text_rules::emphasis(japanese_page, &inline_text(events, i)) == Emphasis::Gothic;
+                let gothic = text_rules::emphasis(japanese_page, &inline_text(nodes, i)) == Emphasis::Gothic;
                 self.out.push_str(if gothic && !japanese_page { "<em class=\"ja\">" } else { "<em>" });
             }
             Tag::Strong => self.out.push_str("<strong>"),
             Tag::Strikethrough => self.out.push_str("<del>"),
             Tag::Superscript => self.out.push_str("<sup>"),
             Tag::Subscript => self.out.push_str("<sub>"),
-            Tag::Link { dest_url, title, .. } => self.start_link(dest_url, title, offset),
-            Tag::Image { dest_url, title, .. } => {
+            Tag::Link { dest, title } => self.start_link(dest, title, offset),
+            Tag::Image { dest, title } => {
                 self.image = Some(ImageState {
-                    dest: dest_url.to_string(),
-                    title: title.to_string(),
+                    dest: dest.clone(),
+                    title: title.clone(),
                     alt: String::new(),
                     offset,
                     depth: 0,
                 });
             }
-            Tag::MetadataBlock(_) => self.metadata = true,
-            Tag::DefinitionList | Tag::DefinitionListTitle | Tag::DefinitionListDefinition => {}
         }
     }
 
     /// `<hN id=… class=…>`: the id of the next heading of the analysis, made unique in the page.
-    fn start_heading(&mut self, n: impl std::fmt::Display, classes: &[impl AsRef<str>]) {
+    fn start_heading(&mut self, n: u8, classes: &[String]) {
         let id = self.doc.analysis.headings.get(self.next_heading).map(|h| h.id.clone());
         self.next_heading += 1;
         self.out.push_str(&format!("<h{n}"));
@@ -469,38 +391,18 @@ impl Renderer<'_, '_> {
             self.out.push_str(&format!(" id=\"{}\"", escape_attr(&self.page_id(&id))));
         }
         if !classes.is_empty() {
-            let classes: Vec<&str> = classes.iter().map(|c| c.as_ref()).collect();
             self.out.push_str(&format!(" class=\"{}\"", escape_attr(&classes.join(" "))));
         }
         self.out.push('>');
-    }
-
-    /// A block quote, or a GitHub alert with its title in the page's language.
-    fn start_blockquote(&mut self, kind: Option<&BlockQuoteKind>) {
-        let Some(kind) = kind else {
-            self.out.push_str("<blockquote>\n");
-            return;
-        };
-        let (class, title) = match kind {
-            BlockQuoteKind::Note => ("note", Msg::AlertNote),
-            BlockQuoteKind::Tip => ("tip", Msg::AlertTip),
-            BlockQuoteKind::Important => ("important", Msg::AlertImportant),
-            BlockQuoteKind::Warning => ("warning", Msg::AlertWarning),
-            BlockQuoteKind::Caution => ("caution", Msg::AlertCaution),
-        };
-        let label = title.template(super::text::page_language(&self.cx.lang));
-        self.out.push_str(&format!(
-            "<blockquote class=\"alert alert-{class}\">\n<p class=\"alert-title\">{label}</p>\n"
-        ));
     }
 
     /// `<th>`/`<td>` with the column's alignment class.
     fn start_cell(&mut self) {
         let element = if self.in_head { "th" } else { "td" };
         let class = match self.aligns.get(self.cell) {
-            Some(Alignment::Left) => " class=\"left\"",
-            Some(Alignment::Center) => " class=\"center\"",
-            Some(Alignment::Right) => " class=\"right\"",
+            Some(Align::Left) => " class=\"left\"",
+            Some(Align::Center) => " class=\"center\"",
+            Some(Align::Right) => " class=\"right\"",
             _ => "",
         };
         self.out.push_str(&format!("<{element}{class}>"));
@@ -521,15 +423,14 @@ impl Renderer<'_, '_> {
         }
     }
 
-    fn end(&mut self, tag: TagEnd) {
+    fn end(&mut self, tag: &Tag) {
         match tag {
-            TagEnd::Paragraph => {
+            Tag::Paragraph => {
                 self.skipping = None;
                 self.out.push_str("</p>\n");
             }
-            TagEnd::Heading(level) => {
+            Tag::Heading { level, .. } => {
                 self.skipping = None;
-                let n = heading_level(level);
                 if let Some(h) = self.doc.analysis.headings.get(self.next_heading.wrapping_sub(1)) {
                     let id = self.page_id(&h.id);
                     self.out.push_str(&format!(
@@ -537,81 +438,62 @@ impl Renderer<'_, '_> {
                         escape_attr(&encode_url(&id))
                     ));
                 }
-                self.out.push_str(&format!("</h{n}>\n"));
+                self.out.push_str(&format!("</h{level}>\n"));
             }
-            TagEnd::BlockQuote(_) => self.out.push_str("</blockquote>\n"),
-            TagEnd::CodeBlock => self.end_code(),
-            TagEnd::HtmlBlock => {
+            Tag::Quote | Tag::Alert { .. } => self.out.push_str("</blockquote>\n"),
+            Tag::HtmlBlock => {
                 self.skipping = None;
                 let tail = std::mem::take(&mut self.html_tail);
                 escape_text(&tail, &mut self.out);
             }
-            TagEnd::List(true) => self.out.push_str("</ol>\n"),
-            TagEnd::List(false) => self.out.push_str("</ul>\n"),
-            TagEnd::Item => self.out.push_str("</li>\n"),
-            TagEnd::FootnoteDefinition => {
-                if let Some((label, outer)) = self.saved.pop() {
-                    let body = std::mem::replace(&mut self.out, outer);
-                    self.footnotes.entry(label).or_insert(body);
-                }
-            }
-            TagEnd::Table => self.out.push_str("</tbody>\n</table></div>\n"),
-            TagEnd::TableHead => {
+            Tag::List { start: Some(_) } => self.out.push_str("</ol>\n"),
+            Tag::List { start: None } => self.out.push_str("</ul>\n"),
+            Tag::Item { .. } => self.out.push_str("</li>\n"),
+            Tag::Footnotes => self.out.push_str("</ol>\n</section>\n"),
+            Tag::FootnoteDefinition { number, referenced, .. } => self.end_footnote(*number, *referenced),
+            Tag::Table { .. } => self.out.push_str("</tbody>\n</table></div>\n"),
+            Tag::TableHead => {
                 self.in_head = false;
                 self.out.push_str("</tr>\n</thead>\n<tbody>\n");
             }
-            TagEnd::TableRow => self.out.push_str("</tr>\n"),
-            TagEnd::TableCell => {
+            Tag::TableRow => self.out.push_str("</tr>\n"),
+            Tag::TableCell => {
                 self.skipping = None;
                 self.out.push_str(if self.in_head { "</th>" } else { "</td>" });
                 self.cell += 1;
             }
-            TagEnd::Emphasis => self.out.push_str("</em>"),
-            TagEnd::Strong => self.out.push_str("</strong>"),
-            TagEnd::Strikethrough => self.out.push_str("</del>"),
-            TagEnd::Superscript => self.out.push_str("</sup>"),
-            TagEnd::Subscript => self.out.push_str("</sub>"),
-            TagEnd::Link => {
+            Tag::Emphasis => self.out.push_str("</em>"),
+            Tag::Strong => self.out.push_str("</strong>"),
+            Tag::Strikethrough => self.out.push_str("</del>"),
+            Tag::Superscript => self.out.push_str("</sup>"),
+            Tag::Subscript => self.out.push_str("</sub>"),
+            Tag::Link { .. } => {
                 if self.links.pop().unwrap_or(false) {
                     self.out.push_str("</a>");
                 }
             }
-            TagEnd::Image => {}
-            TagEnd::MetadataBlock(_) => self.metadata = false,
-            TagEnd::DefinitionList | TagEnd::DefinitionListTitle | TagEnd::DefinitionListDefinition => {}
+            Tag::Image { .. } => {}
         }
     }
 
-    fn end_code(&mut self) {
-        let Some((lang, code)) = self.code.take() else { return };
+    fn code_block(&mut self, lang: &str, code: &str) {
         if lang.is_empty() {
             self.out.push_str("<pre><code>");
         } else {
-            self.out.push_str(&format!("<pre><code class=\"language-{}\">", escape_attr(&lang)));
+            self.out.push_str(&format!("<pre><code class=\"language-{}\">", escape_attr(lang)));
         }
-        match self.cx.settings.highlight.then(|| highlight::highlight(&lang, &code)).flatten() {
+        match self.cx.settings.highlight.then(|| highlight::highlight(lang, code)).flatten() {
             Some(html) => self.out.push_str(&html),
-            None => escape_text(&code, &mut self.out),
+            None => escape_text(code, &mut self.out),
         }
         self.out.push_str("</code></pre>\n");
-        self.last_char = None;
     }
 
-    fn footnote_reference(&mut self, label: &str) {
-        let label = label.to_owned();
-        if !self.footnote_order.contains(&label) {
-            self.footnote_order.push(label.clone());
-        }
-        let number = self.footnote_order.iter().position(|l| *l == label).unwrap_or(0) + 1;
-        let seen = {
-            let seen = self.footnote_refs.entry(label).or_insert(0);
-            *seen += 1;
-            *seen
-        };
-        let ref_id = if seen == 1 {
+    fn footnote_reference(&mut self, number: usize, nth: usize) {
+        let ref_id = if nth == 1 {
             self.page_id(&format!("fnref-{number}"))
         } else {
-            self.page_id(&format!("fnref-{number}-{seen}"))
+            self.page_id(&format!("fnref-{number}-{nth}"))
         };
         let def_id = self.page_id(&format!("fn-{number}"));
         self.out.push_str(&format!(
@@ -619,42 +501,28 @@ impl Renderer<'_, '_> {
             escape_attr(&encode_url(&def_id)),
             escape_attr(&ref_id)
         ));
-        self.last_char = None;
     }
 
-    fn finish_footnotes(&mut self) {
-        let defined: Vec<(usize, String)> = self
-            .footnote_order
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| self.footnotes.contains_key(*l))
-            .map(|(i, l)| (i + 1, l.clone()))
-            .collect();
-        if defined.is_empty() {
-            return;
-        }
+    /// One footnote of the closing section: its body with a link back to the first reference.
+    fn end_footnote(&mut self, number: usize, referenced: bool) {
+        let outer = self.saved.pop().unwrap_or_default();
+        let body = std::mem::replace(&mut self.out, outer);
         let labels = super::text::labels(&self.cx.lang);
-        self.out
-            .push_str(&format!("<section class=\"footnotes\" aria-label=\"{}\">\n<ol>\n", labels.footnotes));
-        for (number, label) in defined {
-            let body = self.footnotes.remove(&label).unwrap_or_default();
-            let back = if self.footnote_refs.contains_key(&label) {
-                format!(
-                    " <a class=\"footnote-back\" href=\"#{}\" aria-label=\"{}\">↩</a>",
-                    escape_attr(&encode_url(&self.page_id(&format!("fnref-{number}")))),
-                    labels.back
-                )
-            } else {
-                String::new()
-            };
-            let id = self.page_id(&format!("fn-{number}"));
-            let body = match body.strip_suffix("</p>\n") {
-                Some(head) => format!("{head}{back}</p>\n"),
-                None => format!("{body}{back}"),
-            };
-            self.out.push_str(&format!("<li id=\"{}\">{body}</li>\n", escape_attr(&id)));
-        }
-        self.out.push_str("</ol>\n</section>\n");
+        let back = if referenced {
+            format!(
+                " <a class=\"footnote-back\" href=\"#{}\" aria-label=\"{}\">↩</a>",
+                escape_attr(&encode_url(&self.page_id(&format!("fnref-{number}")))),
+                labels.back
+            )
+        } else {
+            String::new()
+        };
+        let id = self.page_id(&format!("fn-{number}"));
+        let body = match body.strip_suffix("</p>\n") {
+            Some(head) => format!("{head}{back}</p>\n"),
+            None => format!("{body}{back}"),
+        };
+        self.out.push_str(&format!("<li id=\"{}\">{body}</li>\n", escape_attr(&id)));
     }
 
     /// The `href` of a link written `raw` (`docs/reference/catalog-spec.md` §7.4); `None` drops it.
@@ -809,9 +677,6 @@ impl Renderer<'_, '_> {
                 Token::Text(t) => {
                     if self.skipping.is_none() {
                         self.out.push_str(&t.replace('<', "&lt;"));
-                        if let Some(c) = t.chars().last() {
-                            self.last_char = Some(c);
-                        }
                     }
                 }
                 Token::Hidden => {}

@@ -1,7 +1,7 @@
 //! The one place that runs pulldown-cmark (`docs/design/markdown-model.md`, "One parser").
 //!
 //! Every reader of Markdown — the anchor model, link extraction, the edit validator's block
-//! tree, table cells, the HTML export and the PDF export — asks for events here, naming its
+//! tree, table cells, the publishing model of both exports — asks for events here, naming its
 //! [`Purpose`]. A purpose fixes the dialect (which extensions are on), and every purpose reads
 //! the same line-ending view of the source: a lone CR ends a line, exactly as
 //! `text::{line_start, line_content_end, LineIndex}` count lines. Offsets index the caller's
@@ -32,11 +32,9 @@ pub enum Purpose {
     Links,
     /// The inline Markdown of one table cell (no extensions: a cell is plain CommonMark inline).
     TableCell,
-    /// The HTML export: tables, footnotes, strikethrough, task lists, heading attributes,
-    /// alerts, front matter.
-    Html,
-    /// The PDF export: tables, strikethrough, task lists, front matter.
-    Pdf,
+    /// The publishing model both exports render (`publish`): tables, footnotes,
+    /// strikethrough, task lists, heading attributes, alerts, front matter.
+    Publish,
 }
 
 impl Purpose {
@@ -48,7 +46,7 @@ impl Purpose {
             Purpose::ModelWithoutTables => Options::ENABLE_YAML_STYLE_METADATA_BLOCKS,
             Purpose::Links => model | Options::ENABLE_HEADING_ATTRIBUTES | Options::ENABLE_STRIKETHROUGH,
             Purpose::TableCell => Options::empty(),
-            Purpose::Html => {
+            Purpose::Publish => {
                 model
                     | Options::ENABLE_FOOTNOTES
                     | Options::ENABLE_STRIKETHROUGH
@@ -56,7 +54,6 @@ impl Purpose {
                     | Options::ENABLE_HEADING_ATTRIBUTES
                     | Options::ENABLE_GFM
             }
-            Purpose::Pdf => model | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS,
         }
     }
 }

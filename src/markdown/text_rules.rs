@@ -26,6 +26,19 @@ pub fn is_fullwidth_punctuation(c: char) -> bool {
     matches!(c as u32, 0x3001..=0x3004 | 0x3008..=0x303F | 0x30FB | 0xFF01..=0xFF0F | 0xFF1A..=0xFF20 | 0xFF3B..=0xFF40 | 0xFF5B..=0xFF65)
 }
 
+/// Whether `c` is a full-width closing bracket (）］｝」』】〉》〕〙〗〟): the one list the PDF's
+/// line breaker (no line starts with one) and its punctuation spacing (its glyph sits in the
+/// left half of its box) share.
+pub fn is_closing_bracket(c: char) -> bool {
+    matches!(c, '）' | '］' | '｝' | '」' | '』' | '】' | '〉' | '》' | '〕' | '〙' | '〗' | '〟')
+}
+
+/// Whether `c` is a full-width opening bracket (（［｛「『【〈《〔〘〖〝), the twin of
+/// [`is_closing_bracket`]: no line ends with one, and its glyph sits in the right half of its box.
+pub fn is_opening_bracket(c: char) -> bool {
+    matches!(c, '（' | '［' | '｛' | '「' | '『' | '【' | '〈' | '《' | '〔' | '〘' | '〖' | '〝')
+}
+
 /// Whether a soft line break between `prev` (the last character before it) and `next` (the
 /// first after it) is joined with nothing. It is when both sides are written without spaces
 /// (`かかるほど⏎深い` → `かかるほど深い`), or when either side is full-width punctuation

@@ -51,18 +51,25 @@ fn join(lines: &[&str]) -> String {
 fn html_paragraph(html: &str) -> String {
     let start = html.find("<p>").expect("a paragraph") + 3;
     let end = start + html[start..].find("</p>").expect("end of paragraph");
+    visible_text(&html[start..end], "").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// An HTML fragment's text: every tag replaced by `tag_gap`, the three entities decoded.
+fn visible_text(html: &str, tag_gap: &str) -> String {
     let mut text = String::new();
     let mut in_tag = false;
-    for c in html[start..end].chars() {
+    for c in html.chars() {
         match c {
-            '<' => in_tag = true,
+            '<' => {
+                in_tag = true;
+                text.push_str(tag_gap);
+            }
             '>' => in_tag = false,
             c if !in_tag => text.push(c),
             _ => {}
         }
     }
-    let text = text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
 }
 
 /// Whether any text in the PDF is drawn with a slanted text matrix.
@@ -123,12 +130,14 @@ fn pdf_and_html_of_one_japanese_document_hold_the_same_text_runs_and_emphasis() 
     assert_eq!(slanted_text(&pdf), Vec::<String>::new(), "slanted text in the PDF");
 }
 
+/// The number in attribute `name="…"` of a `pdftotext -bbox-layout` tag.
+fn attr(tag: &str, name: &str) -> f64 {
+    let at = tag.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+    tag[at..].split('"').next().unwrap().parse().unwrap()
+}
+
 /// `<line xMin=".." yMin=".." xMax=".." yMax="..">` elements and their words.
 fn bbox_lines(xml: &str) -> Vec<(f64, f64, String)> {
-    let attr = |tag: &str, name: &str| -> f64 {
-        let at = tag.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
-        tag[at..].split('"').next().unwrap().parse().unwrap()
-    };
     let mut out = Vec::new();
     for chunk in xml.split("<line ").skip(1) {
         let tag = chunk.split('>').next().unwrap();
@@ -168,4 +177,119 @@ fn non_final_lines_of_a_justified_paragraph_end_at_the_same_right_edge() {
             }
         }
     }
+}
+
+/// A footnote, an alert, a `{#id}` heading, a task list and a Japanese soft break.
+const STRUCTURE: &str = "# 公開モデル\n\n\
+## 設計 {#design}\n\n\
+所有権はかかるほど\n\
+深い理由があります[^1]。詳しくは[設計](#design)を見ます。\n\n\
+> [!NOTE]\n\
+> 注意して読むこと。\n\n\
+- [x] 済んだ仕事\n\
+- [ ] 残りの仕事\n\n\
+最後の段落です。\n\n\
+[^1]: 脚注の本文です。\n";
+
+/// The text of an HTML page's `<article>` as a browser shows it: tags dropped, white space
+/// collapsed to one space, then every space between Japanese characters dropped (as `join`
+/// reads the PDF's lines).
+fn html_article_text(html: &str) -> String {
+    let start = html.find("<article").expect("an article");
+    let end = html.rfind("</article>").expect("the article's end");
+    let text = visible_text(&html[start..end], " ");
+    join(&text.split_whitespace().collect::<Vec<_>>())
+}
+
+#[test]
+fn pdf_and_html_show_footnotes_alerts_heading_ids_and_tasks_as_the_same_structure() {
+    let project = Project::empty();
+    project.write("doc.md", STRUCTURE);
+    project.ok(&["pdf", "doc.md", "--style", "classic"]);
+    project.ok(&["export-html", "doc.md"]);
+    let html = std::fs::read_to_string(project.root().join("doc.html")).unwrap();
+    let pdf = project.root().join("doc.pdf");
+    let pdf_lines = poppler("pdftotext", &["-enc", "UTF-8"], &pdf);
+    let pdf_text = join(&pdf_lines.lines().collect::<Vec<_>>());
+    let html_text = html_article_text(&html);
+
+    // The same landmarks in the same order: the heading without its `{#id}`, the paragraph with
+    // its soft break joined, the alert's title (Japanese: the document is) over its body, the
+    // task items, and the footnote's body after the last paragraph.
+    let landmarks = [
+        "設計",
+        "所有権はかかるほど深い理由があります",
+        "注記",
+        "注意して読むこと。",
+        "済んだ仕事",
+        "残りの仕事",
+        "最後の段落です。",
+        "脚注の本文です。",
+    ];
+    for (name, text) in [("HTML", &html_text), ("PDF", &pdf_text)] {
+        let mut at = 0;
+        for landmark in landmarks {
+            let found = text[at..].find(landmark).map(|i| at + i);
+            let Some(found) = found else {
+                panic!("{name}: `{landmark}` missing or out of order in {text}");
+            };
+            at = found + landmark.len();
+        }
+        for literal in ["[^1]", "{#design}", "{#", "[!NOTE]", "[ ]", "[x]"] {
+            assert!(!text.contains(literal), "{name}: literal `{literal}` in {text}");
+        }
+    }
+
+    // The HTML's structure: the heading's id, the alert box, two checkboxes, the footnote list.
+    for needle in [
+        "<h2 id=\"design\">",
+        "<blockquote class=\"alert alert-note\">\n<p class=\"alert-title\">注記</p>",
+        "<input type=\"checkbox\" disabled checked> 済んだ仕事",
+        "<input type=\"checkbox\" disabled> 残りの仕事",
+        "<section class=\"footnotes\"",
+        "<a href=\"#design\">設計</a>",
+    ] {
+        assert!(html.contains(needle), "HTML: `{needle}` missing in {html}");
+    }
+
+    // The PDF's: the footnote number raised above the line (its own, smaller text run), the
+    // notes after the body, and the `#design` link leading to the heading.
+    let doc = lopdf::Document::load(&pdf).expect("the PDF loads");
+    let mut internal_links = 0;
+    for (_, page) in doc.get_pages() {
+        let Ok(dict) = doc.get_dictionary(page) else { continue };
+        let Ok(annots) = dict.get(b"Annots").and_then(|a| a.as_array()) else { continue };
+        for annot in annots {
+            let annot = match annot {
+                lopdf::Object::Reference(id) => doc.get_dictionary(*id).ok(),
+                lopdf::Object::Dictionary(d) => Some(d),
+                _ => None,
+            };
+            if annot.is_some_and(|a| a.get(b"Dest").is_ok()) {
+                internal_links += 1;
+            }
+        }
+    }
+    assert_eq!(internal_links, 1, "the `#design` link is a link to the heading");
+    let xml = poppler("pdftotext", &["-bbox-layout", "-enc", "UTF-8"], &pdf);
+    let marker =
+        bbox_words(&xml).into_iter().find(|(_, _, w)| w == "1").expect("the footnote number in the PDF");
+    let body = bbox_words(&xml)
+        .into_iter()
+        .find(|(_, _, w)| w.starts_with("所有権は"))
+        .expect("the paragraph in the PDF");
+    assert!(marker.1 < body.1, "the footnote number is smaller than the text: {marker:?} vs {body:?}");
+}
+
+/// Every `<word>` of `pdftotext -bbox-layout`: its top, its height and its text.
+fn bbox_words(xml: &str) -> Vec<(f64, f64, String)> {
+    xml.split("<word ")
+        .skip(1)
+        .map(|chunk| {
+            let tag = chunk.split('>').next().unwrap();
+            let text = chunk.split('>').nth(1).unwrap_or("").split('<').next().unwrap_or("").to_owned();
+            let (y_min, y_max) = (attr(tag, "yMin"), attr(tag, "yMax"));
+            (y_min, y_max - y_min, text)
+        })
+        .collect()
 }

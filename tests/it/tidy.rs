@@ -31,15 +31,17 @@ const LAYERS: &[(&str, &str, May)] = &[
     ("L2", "vectors", Only(&["chunk", "config", "text", "error", "workspace"])),
     // The document catalog: settings, index, editor, queries, checks (`docs/design/catalog.md`).
     ("L2", "catalog", Only(&["markdown", "links", "messages", "workspace", "text", "error", "wire"])),
+    // The publishing model both exports render (soft breaks, alerts, footnotes, heading ids).
+    ("L2", "publish", Only(&["markdown", "messages", "text"])),
     // The ranking pipeline of `kb_search` and the order of a search (`search::run`); it reads
     // through its `Sources` trait, which the indexer implements, and never opens an index.
     ("L2", "search", Only(&["config", "lexical", "wire", "workspace", "text", "error"])),
     ("L3", "indexer", EverythingBelow),
     // Image formats, the HTTPS downloader; file access through `workspace`.
     ("L3", "assets", Only(&["workspace", "error", "text"])),
-    ("L3", "export", Only(&["workspace", "markdown", "text", "error", "wire"])),
+    ("L3", "export", Only(&["workspace", "markdown", "publish", "text", "error", "wire"])),
     // Markdown to self-contained HTML; files through the engine's `html::Files`.
-    ("L3", "html", Only(&["markdown", "links", "messages", "text", "error"])),
+    ("L3", "html", Only(&["markdown", "publish", "links", "messages", "text", "error"])),
     // The façade: no storage engine directly; searches go through `indexer` and `search`.
     (
         "L4",
