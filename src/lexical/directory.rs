@@ -70,6 +70,12 @@ impl SyncSwitch {
     }
 
     /// Syncs every file written in relaxed mode that still exists, then the directory.
+    ///
+    /// Each file is opened for writing: Windows flushes a file (`FlushFileBuffers`, what
+    /// `sync_data` calls) only through a handle with write access and answers "access denied"
+    /// otherwise, so with a read-only handle every writer close after a relaxed commit logged
+    /// "could not sync the lexical index" there (issue #47; `tests/mcp/test_windows.py` patches
+    /// forty times under Wine and checks the log).
     pub fn checkpoint(&self) -> io::Result<()> {
         let files =
             std::mem::take(&mut *self.unsynced.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
@@ -77,7 +83,7 @@ impl SyncSwitch {
             return Ok(());
         }
         for path in files {
-            match File::open(&path) {
+            match OpenOptions::new().write(true).open(&path) {
                 Ok(f) => f.sync_data()?,
                 // merged away and deleted since: nothing to keep
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
