@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::workspace::TEMP_PREFIX;
+use crate::workspace::{TEMP_PREFIX, rename_over};
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
 use tantivy::directory::{
     AntiCallToken, Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, TerminatingWrite,
@@ -209,21 +209,35 @@ impl Directory for SwitchedDirectory {
         self.inner.atomic_read(path)
     }
 
+    /// `meta.json` and `.managed.json`: a temp file renamed over the file, synced unless
+    /// relaxed. Not tantivy's own (`MmapDirectory::atomic_write`): its rename fails on Windows
+    /// while a reader has the file open for the moment of a reload, which ours retries
+    /// ([`rename_over`], issue #47).
     fn atomic_write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        if !self.switch.is_relaxed() {
-            return self.inner.atomic_write(path, data);
-        }
+        let relaxed = self.switch.is_relaxed();
         let full = self.root.join(path);
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         // One writer holds the directory, so the temp name cannot collide.
         let temp = self.root.join(format!("{TEMP_PREFIX}{name}"));
-        let written = std::fs::write(&temp, data).and_then(|()| std::fs::rename(&temp, &full));
+        let written = File::create(&temp)
+            .and_then(|mut f| {
+                f.write_all(data)?;
+                if !relaxed {
+                    f.sync_data()?;
+                }
+                Ok(())
+            })
+            .and_then(|()| rename_over(&temp, &full));
         if written.is_err() {
             let _ = std::fs::remove_file(&temp);
         }
         written?;
-        self.switch.remember(full);
-        Ok(())
+        if relaxed {
+            self.switch.remember(full);
+            Ok(())
+        } else {
+            sync_dir(&self.root)
+        }
     }
 
     fn sync_directory(&self) -> io::Result<()> {

@@ -74,7 +74,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use atomic::{TEMP_PREFIX, append_file_atomic, replace_file_atomic, write_file_atomic};
+pub use atomic::{
+    RENAME_RETRY_MS, TEMP_PREFIX, append_file_atomic, rename_over, replace_file_atomic, write_file_atomic,
+};
 pub use files::Staged;
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
 pub use guard::GuardWalk;

@@ -4,7 +4,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::atomic::{TempFile, cleanup, rename_no_replace, sync_dir};
+use super::atomic::{TempFile, cleanup, rename_no_replace, rename_over, sync_dir};
 use super::path::RelPath;
 use super::read::io_error;
 use super::{Workspace, is_a_directory, is_link, is_missing};
@@ -119,7 +119,7 @@ impl Workspace {
         if let Some(expected) = expected_source_hash {
             check_hash(&resolved.abs, path, expected)?;
         }
-        fs::rename(&temp.path, &resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))?;
+        rename_over(&temp.path, &resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))?;
         temp.disarm();
         sync_dir(dir);
         crate::failpoint("workspace.write.renamed");
