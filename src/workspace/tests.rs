@@ -1210,3 +1210,28 @@ fn the_cached_listing_follows_new_removed_rewritten_and_linked_files() {
         .collect();
     assert_eq!(list(&ws), plain);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_case_only_rename_is_told_from_a_move_onto_another_file() {
+    // On a case-insensitive file system (Windows, macOS) `Kyoto.md` resolves to `kyoto.md`, so a
+    // case-only `kb_move` found its own source "already existing" (issue #47; the smoke suite
+    // runs the real rename under Wine, tests/mcp/test_windows.py). Here a link stands in for the
+    // case-insensitive lookup: both names lead to one file, which is what the check looks for.
+    let (dir, _ws) = fixture();
+    let root = dir.path();
+    put(root, "kyoto.md", b"# k\n");
+    put(root, "other.md", b"# o\n");
+    std::os::unix::fs::symlink(root.join("kyoto.md"), root.join("Kyoto.md")).unwrap();
+    let rel = |s: &str| RelPath::new(s).unwrap();
+    let same = |from: &str, to: &str| {
+        write::same_file_in_other_case(&rel(from), &rel(to), &root.join(from), &root.join(to))
+    };
+    assert!(same("kyoto.md", "Kyoto.md"), "one file, names differing in case");
+    assert!(!same("kyoto.md", "kyoto.md"), "the same name is no rename");
+    assert!(!same("other.md", "Kyoto.md"), "another file of a name differing in more than case");
+    fs::remove_file(root.join("Kyoto.md")).unwrap();
+    put(root, "Kyoto.md", b"# K\n");
+    assert!(!same("kyoto.md", "Kyoto.md"), "two files (a case-sensitive file system)");
+    assert!(!same("kyoto.md", "Missing.md"));
+}
