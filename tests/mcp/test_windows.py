@@ -12,6 +12,7 @@ Three runs of the same file:
 `docs/design/portability.md` ("What runs where") says which row each test covers.
 """
 
+import asyncio
 import json
 import os
 import re
@@ -29,7 +30,7 @@ from mcp import Client
 from mcp.client.stdio import stdio_client
 
 from test_mcp_client import BIN, body, error, params, project, reindex_and_wait, run, synchronised
-from test_mcp_edit import TEMP_PREFIX, element, eventually_found, ls_a, search_paths, writable
+from test_mcp_edit import INDEX_DIR, TEMP_PREFIX, element, eventually_found, ls_a, search_paths, writable
 
 REPO = Path(__file__).resolve().parents[2]
 WINDOWS = os.environ.get("LVS_TARGET_OS") == "windows" or os.name == "nt"
@@ -201,6 +202,11 @@ def test_mcp_search_read_patch_and_file_tools():
     run(go(), limit=600)
     assert temp_files(root) == [], every_name(root)
     assert "WARN" not in server.log() and "ERROR" not in server.log(), server.log()
+    # Segments merged away were deleted although readers mapped them (without the garbage
+    # collector 40 commits leave about 40 segments; Linux and Wine leave 2-3).
+    lexical = os.listdir(root / INDEX_DIR / "lexical")
+    segments = {n.split(".")[0] for n in lexical if re.fullmatch(r"[0-9a-f]{32}\..+", n)}
+    assert len(segments) <= 8, sorted(lexical)
 
 
 def test_windows_path_rules_over_mcp():
@@ -312,6 +318,40 @@ def test_a_reindex_while_a_server_holds_the_index_open():
             assert "kyoto.md" in await search_paths(c, "京都")
     run(go(), limit=600)
     assert "WARN" not in server.log(), server.log()
+
+
+def test_vectors_are_replaced_while_the_server_searches_them(embed_endpoint):
+    """Each edit's new vectors replace `vectors.usearch` while the server's own reader holds the
+    old ones (on Windows a copy in memory, not a mapping, which would refuse the rename)."""
+    from test_mcp_vectors import vector_params
+    root = project()
+    server = Logged(vector_params(root, embed_endpoint, writes=True))
+
+    async def vectors_saved(c):
+        for _ in range(600):
+            status = body(await c.call_tool("kb_status", {}))
+            v = status["vectors"]
+            if v["pending"] == 0 and v["vectors"] == status["project"]["chunks"]:
+                assert v.get("lastError") is None, v
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"vectors were not saved: {status['vectors']}")
+
+    async def go():
+        async with server as c:
+            await reindex_and_wait(c)
+            await vectors_saved(c)
+            for i in range(3):
+                sentence = f"祇園祭の山鉾が四条通を進んだ（{i}回目）。"
+                before = body(await c.call_tool("kb_search", {"request": {"query": sentence, "mode": "semantic"}}))
+                assert before.get("warning") is None, before
+                await patch_paragraph(c, "kyoto.md", None, sentence)
+                await vectors_saved(c)
+                after = body(await c.call_tool("kb_search", {"request": {"query": sentence, "mode": "semantic", "topK": 3}}))
+                assert after.get("warning") is None, after
+                assert "kyoto.md" in {h["path"] for h in after["results"]}, after
+    run(go(), limit=600)
+    assert "WARN" not in server.log() and "ERROR" not in server.log(), server.log()
 
 
 def test_serve_http_answers_on_loopback():
