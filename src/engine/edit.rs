@@ -163,7 +163,7 @@ impl Engine {
     pub fn move_document(&self, req: &MoveRequest) -> Result<MutationResponse> {
         self.require_writes()?;
         let from = self.core.workspace.rel_path(&req.source_path, PathContext::MarkdownWrite)?;
-        let to = self.core.workspace.rel_path(&req.target_path, PathContext::MarkdownWrite)?;
+        let to = self.core.workspace.rel_path_for_new_name(&req.target_path, PathContext::MarkdownWrite)?;
         let hash = {
             let _lock = self.mutation_lock()?;
             self.core.workspace.move_file(&from, &to, &req.expected_source_hash)?

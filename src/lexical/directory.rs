@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::workspace::TEMP_PREFIX;
+use crate::workspace::{TEMP_PREFIX, rename_over};
 use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
 use tantivy::directory::{
     AntiCallToken, Directory, DirectoryLock, FileHandle, Lock, MmapDirectory, TerminatingWrite,
@@ -70,6 +70,12 @@ impl SyncSwitch {
     }
 
     /// Syncs every file written in relaxed mode that still exists, then the directory.
+    ///
+    /// Each file is opened for writing: Windows flushes a file (`FlushFileBuffers`, what
+    /// `sync_data` calls) only through a handle with write access and answers "access denied"
+    /// otherwise, so with a read-only handle every writer close after a relaxed commit logged
+    /// "could not sync the lexical index" there (issue #47; `tests/mcp/test_windows.py` patches
+    /// forty times under Wine and checks the log).
     pub fn checkpoint(&self) -> io::Result<()> {
         let files =
             std::mem::take(&mut *self.unsynced.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
@@ -77,7 +83,7 @@ impl SyncSwitch {
             return Ok(());
         }
         for path in files {
-            match File::open(&path) {
+            match OpenOptions::new().write(true).open(&path) {
                 Ok(f) => f.sync_data()?,
                 // merged away and deleted since: nothing to keep
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {}
@@ -203,21 +209,35 @@ impl Directory for SwitchedDirectory {
         self.inner.atomic_read(path)
     }
 
+    /// `meta.json` and `.managed.json`: a temp file renamed over the file, synced unless
+    /// relaxed. Not tantivy's own (`MmapDirectory::atomic_write`): its rename fails on Windows
+    /// while a reader has the file open for the moment of a reload, which ours retries
+    /// ([`rename_over`], issue #47).
     fn atomic_write(&self, path: &Path, data: &[u8]) -> io::Result<()> {
-        if !self.switch.is_relaxed() {
-            return self.inner.atomic_write(path, data);
-        }
+        let relaxed = self.switch.is_relaxed();
         let full = self.root.join(path);
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         // One writer holds the directory, so the temp name cannot collide.
         let temp = self.root.join(format!("{TEMP_PREFIX}{name}"));
-        let written = std::fs::write(&temp, data).and_then(|()| std::fs::rename(&temp, &full));
+        let written = File::create(&temp)
+            .and_then(|mut f| {
+                f.write_all(data)?;
+                if !relaxed {
+                    f.sync_data()?;
+                }
+                Ok(())
+            })
+            .and_then(|()| rename_over(&temp, &full));
         if written.is_err() {
             let _ = std::fs::remove_file(&temp);
         }
         written?;
-        self.switch.remember(full);
-        Ok(())
+        if relaxed {
+            self.switch.remember(full);
+            Ok(())
+        } else {
+            sync_dir(&self.root)
+        }
     }
 
     fn sync_directory(&self) -> io::Result<()> {

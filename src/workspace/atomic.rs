@@ -46,10 +46,39 @@ pub fn replace_file_atomic(path: &Path, what: &str, fill: impl FnOnce(&Path) -> 
         Err(e) => return Err(Error::io(what, &e)),
     }
     fill(&temp.path)?;
-    fs::rename(&temp.path, path).map_err(|e| Error::io(what, &e))?;
+    rename_over(&temp.path, path).map_err(|e| Error::io(what, &e))?;
     temp.disarm();
     Ok(())
 }
+
+/// Renames `from` over `to`, replacing it. On Windows a replace fails while any other handle of
+/// `to` is open without delete sharing, and where the rename has no POSIX semantics (FAT32,
+/// exFAT, Wine, older Windows) while any handle is open at all: our own reader of that moment
+/// (the indexer reading the Markdown file, a search reloading `meta.json`), an antivirus scan or
+/// the search indexer. Those hold files for milliseconds, so the rename is retried for up to
+/// [`RENAME_RETRY_MS`] in total before the error is passed on (issue #47: under Wine, one patch
+/// in a few dozen failed with "Access to 'kyoto.md' was denied"). Elsewhere it is `fs::rename`.
+pub fn rename_over(from: &Path, to: &Path) -> std::io::Result<()> {
+    #[cfg(windows)]
+    {
+        let mut waits = RENAME_RETRY_MS.iter();
+        loop {
+            match fs::rename(from, to) {
+                // ERROR_ACCESS_DENIED, ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION
+                Err(e) if matches!(e.raw_os_error(), Some(5 | 32 | 33)) => match waits.next() {
+                    Some(&ms) => std::thread::sleep(std::time::Duration::from_millis(ms)),
+                    None => return Err(e),
+                },
+                done => return done,
+            }
+        }
+    }
+    #[cfg(not(windows))]
+    fs::rename(from, to)
+}
+
+/// The waits between the attempts of [`rename_over`] on Windows (about 0.8 s in all).
+pub const RENAME_RETRY_MS: [u64; 8] = [2, 5, 10, 20, 50, 100, 200, 400];
 
 /// Appends `text` to the file at `path` atomically: the current bytes and then `text` are
 /// written to a temp file in the same folder (with the file's permissions), fsynced and renamed
@@ -110,7 +139,7 @@ pub(super) fn append_between(
                     ),
                 ));
             }
-            fs::rename(&temp.path, &target).map_err(|e| io(&e))?;
+            rename_over(&temp.path, &target).map_err(|e| io(&e))?;
         }
     }
     temp.disarm();

@@ -74,7 +74,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-pub use atomic::{TEMP_PREFIX, append_file_atomic, replace_file_atomic, write_file_atomic};
+pub use atomic::{
+    RENAME_RETRY_MS, TEMP_PREFIX, append_file_atomic, rename_over, replace_file_atomic, write_file_atomic,
+};
 pub use files::Staged;
 pub use glob::{DEFAULT_INCLUDE, GlobFilter};
 pub use guard::GuardWalk;
@@ -202,10 +204,26 @@ impl Workspace {
         Ok(path)
     }
 
+    /// [`Workspace::rel_path`] for the new name of a file (`kb_move`'s target): its folders are
+    /// spelled as on disk, its file name as given, so a case-only rename (`kyoto.md` to
+    /// `Kyoto.md`) keeps the new spelling where the file system would find the old file by it.
+    pub fn rel_path_for_new_name(&self, input: &str, ctx: PathContext) -> Result<RelPath> {
+        let given = path::parse(input, ctx, Some(&self.internal))?;
+        let folders = self.on_disk(given.clone());
+        let path = match (folders.as_str().rsplit_once('/'), given.as_str().rsplit_once('/')) {
+            (Some((dir, _)), Some((_, name))) => RelPath::from_validated(format!("{dir}/{name}")),
+            _ => given,
+        };
+        self.resolve(&path)?;
+        Ok(path)
+    }
+
     /// `path` spelled as the names on disk, where a name differs from the given one only in
-    /// its Unicode normal form (NFC/NFD, `workspace/nfc.rs`); `path` itself otherwise.
+    /// its Unicode normal form (NFC/NFD, `workspace/nfc.rs`) or, on Windows, only in letter case
+    /// ([`case_on_disk`]); `path` itself otherwise.
     pub fn on_disk(&self, path: RelPath) -> RelPath {
-        nfc::on_disk(&self.root, &path).unwrap_or(path)
+        let path = nfc::on_disk(&self.root, &path).unwrap_or(path);
+        if cfg!(windows) { case_on_disk(&self.root, &path).unwrap_or(path) } else { path }
     }
 
     /// Checks `path` against this workspace (internal directory, links, containment) and returns
@@ -275,4 +293,29 @@ fn is_a_directory(path: &RelPath) -> Error {
         ErrorCode::UnsupportedFormat,
         format!("'{path}' is a directory, not a file; give the path of a file."),
     )
+}
+
+/// `path` with the letter case of the names on disk under `root` (canonical), for a
+/// case-insensitive file system: NTFS opens `KYOTO.md` as `kyoto.md`, and an edit through
+/// `KYOTO.md` indexed the file under a second key until the next scan dropped it (issue #47).
+/// The longest existing part of the path is canonicalized (Windows answers with the names as
+/// stored); the rest, not on disk yet, stays as given. `None` when nothing differs, when the
+/// canonical form is not the path in other letter case (a link, a short name: the path guard
+/// decides about those), or when nothing of it exists.
+pub(crate) fn case_on_disk(root: &Path, path: &RelPath) -> Option<RelPath> {
+    let parts: Vec<&str> = path.components().collect();
+    for existing in (1..=parts.len()).rev() {
+        let mut abs = root.to_path_buf();
+        abs.extend(&parts[..existing]);
+        let Ok(canonical) = fs::canonicalize(&abs) else { continue };
+        let rel = canonical.strip_prefix(root).ok()?;
+        let mut names: Vec<String> =
+            rel.components().map(|c| c.as_os_str().to_str().map(str::to_owned)).collect::<Option<_>>()?;
+        names.extend(parts[existing..].iter().map(|p| (*p).to_owned()));
+        let spelled = names.join("/");
+        let same_but_case =
+            spelled != path.as_str() && spelled.to_lowercase() == path.as_str().to_lowercase();
+        return same_but_case.then(|| RelPath::from_validated(spelled));
+    }
+    None
 }

@@ -1210,3 +1210,51 @@ fn the_cached_listing_follows_new_removed_rewritten_and_linked_files() {
         .collect();
     assert_eq!(list(&ws), plain);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_case_only_rename_is_told_from_a_move_onto_another_file() {
+    // On a case-insensitive file system (Windows, macOS) `Kyoto.md` resolves to `kyoto.md`, so a
+    // case-only `kb_move` found its own source "already existing" (issue #47; the smoke suite
+    // runs the real rename under Wine, tests/mcp/test_windows.py). Here a link stands in for the
+    // case-insensitive lookup: both names lead to one file, which is what the check looks for.
+    let (dir, _ws) = fixture();
+    let root = dir.path();
+    put(root, "kyoto.md", b"# k\n");
+    put(root, "other.md", b"# o\n");
+    std::os::unix::fs::symlink(root.join("kyoto.md"), root.join("Kyoto.md")).unwrap();
+    let rel = |s: &str| RelPath::new(s).unwrap();
+    let same = |from: &str, to: &str| {
+        write::same_file_in_other_case(&rel(from), &rel(to), &root.join(from), &root.join(to))
+    };
+    assert!(same("kyoto.md", "Kyoto.md"), "one file, names differing in case");
+    assert!(!same("kyoto.md", "kyoto.md"), "the same name is no rename");
+    assert!(!same("other.md", "Kyoto.md"), "another file of a name differing in more than case");
+    fs::remove_file(root.join("Kyoto.md")).unwrap();
+    put(root, "Kyoto.md", b"# K\n");
+    assert!(!same("kyoto.md", "Kyoto.md"), "two files (a case-sensitive file system)");
+    assert!(!same("kyoto.md", "Missing.md"));
+}
+
+#[cfg(unix)]
+#[test]
+fn paths_in_other_letter_case_are_spelled_as_on_disk() {
+    // On Windows `Workspace::on_disk` spells `KYOTO.md` as the `kyoto.md` on disk, so an edit
+    // through it keeps one index key (issue #47; tests/mcp/test_windows.py runs it under Wine).
+    // Here links stand in for the case-insensitive lookup: canonicalizing gives the stored name.
+    let (dir, ws) = fixture();
+    let root = ws.root().to_path_buf();
+    put(&root, "docs/kyoto.md", b"# k\n");
+    put(&root, "other.md", b"# o\n");
+    std::os::unix::fs::symlink(root.join("docs"), root.join("DOCS")).unwrap();
+    std::os::unix::fs::symlink(root.join("docs/kyoto.md"), root.join("docs/KYOTO.md")).unwrap();
+    std::os::unix::fs::symlink(root.join("other.md"), root.join("docs/Other.md")).unwrap();
+    let spelled = |p: &str| case_on_disk(&root, &RelPath::new(p).unwrap()).map(|r| r.as_str().to_owned());
+    assert_eq!(spelled("docs/KYOTO.md").as_deref(), Some("docs/kyoto.md"));
+    assert_eq!(spelled("DOCS/KYOTO.md").as_deref(), Some("docs/kyoto.md"));
+    assert_eq!(spelled("DOCS/New.md").as_deref(), Some("docs/New.md"), "a new file keeps its name");
+    assert_eq!(spelled("docs/kyoto.md"), None, "already as on disk");
+    assert_eq!(spelled("docs/Other.md"), None, "another file, not a case variant");
+    assert_eq!(spelled("missing/new.md"), None);
+    drop(dir);
+}

@@ -4,7 +4,7 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::atomic::{TempFile, cleanup, rename_no_replace, sync_dir};
+use super::atomic::{TempFile, cleanup, rename_no_replace, rename_over, sync_dir};
 use super::path::RelPath;
 use super::read::io_error;
 use super::{Workspace, is_a_directory, is_link, is_missing};
@@ -119,7 +119,7 @@ impl Workspace {
         if let Some(expected) = expected_source_hash {
             check_hash(&resolved.abs, path, expected)?;
         }
-        fs::rename(&temp.path, &resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))?;
+        rename_over(&temp.path, &resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))?;
         temp.disarm();
         sync_dir(dir);
         crate::failpoint("workspace.write.renamed");
@@ -175,7 +175,7 @@ impl Workspace {
         }
         check_expected(&source.abs, from, expected)?;
         let target = self.resolve(to)?;
-        if target.meta.is_some() {
+        if target.meta.is_some() && !same_file_in_other_case(from, to, &source.abs, &target.abs) {
             return Err(Error::invalid_argument(format!(
                 "Destination '{to}' already exists; choose another path."
             )));
@@ -185,14 +185,24 @@ impl Workspace {
             let _guard = self.write_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let hash = check_expected(&self.resolve(from)?.abs, from, expected)?;
             let target = self.resolve(to)?;
-            if target.meta.is_some() {
+            let case_only =
+                target.meta.is_some() && same_file_in_other_case(from, to, &source.abs, &target.abs);
+            if target.meta.is_some() && !case_only {
                 return Err(Error::invalid_argument(format!(
                     "Destination '{to}' already exists; choose another path."
                 )));
             }
             crate::failpoint("workspace.move.before-rename");
-            // Never replaces a file that appeared at the target since the check above.
-            match rename_no_replace(&source.abs, &target.abs) {
+            // Never replaces a file that appeared at the target since the check above. A
+            // case-only rename on a case-insensitive file system renames the file onto its own
+            // name: there is no other file to replace, and the no-replace rename (a hard link
+            // first, off Linux) would find the "target" taken.
+            let renamed = if case_only {
+                fs::rename(&source.abs, &target.abs)
+            } else {
+                rename_no_replace(&source.abs, &target.abs)
+            };
+            match renamed {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     return Err(Error::invalid_argument(format!(
@@ -222,6 +232,16 @@ impl Workspace {
         crate::failpoint("workspace.delete.before-remove");
         fs::remove_file(&resolved.abs).map_err(|e| Error::io(&format!("'{path}'"), &e))
     }
+}
+
+/// Whether `to`, which exists, is `from` itself written in other letter case: a case-only
+/// rename (`kyoto.md` to `Kyoto.md`) on a case-insensitive file system (Windows, macOS by
+/// default), where the target resolves to the source. Both canonical paths name the file as it
+/// is on disk, so they are equal only then (never on Linux, where the names differ).
+pub(super) fn same_file_in_other_case(from: &RelPath, to: &RelPath, from_abs: &Path, to_abs: &Path) -> bool {
+    from.as_str() != to.as_str()
+        && from.as_str().to_lowercase() == to.as_str().to_lowercase()
+        && matches!((fs::canonicalize(from_abs), fs::canonicalize(to_abs)), (Ok(a), Ok(b)) if a == b)
 }
 
 /// The `expectedSourceHash` check of `kb_move` / `kb_delete`; returns the current hash.
