@@ -9,7 +9,8 @@
 #
 # Usage: benches/quality/ranking_sets.sh BIN OUT [NAME='search: yaml; lines' ...]
 #   default variants: the shipped defaults ("default") only.
-# Env: LVS_QUALITY_WORK (projects + indexes kept between runs, default ~/.cache/lvs-bench).
+# Env: LVS_QUALITY_WORK (projects + indexes kept between runs, default ~/.cache/lvs-bench);
+#      LVS_QUALITY_BASELINE=0 skips the baseline (on JSQuAD with every distractor it takes ~20 min).
 # Needs ../shared/eval/jsquad-valid and ../shared/corpora; no model.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,7 +23,7 @@ mkdir -p "$OUT" "$WORK"
 cd "$ROOT/benches"
 echo "binary: $BIN; commit $(git rev-parse --short HEAD); $(date -u +%FT%TZ); load $(cut -d' ' -f1-3 /proc/loadavg)" \
   | tee -a "$OUT/run.txt"
-first=1
+first="${LVS_QUALITY_BASELINE:-1}"
 for v in "$@"; do
   name="${v%%=*}"
   yaml="${v#*=}"
