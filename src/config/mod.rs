@@ -392,8 +392,8 @@ pub struct SearchConfig {
     /// `search.semanticMinSimilarity`: vector candidates below this cosine similarity are
     /// dropped (default none). Model-dependent.
     pub semantic_min_similarity: Option<f64>,
-    /// `search.maxPerFile`: most hits of one file in a result (default
-    /// [`DEFAULT_MAX_PER_FILE`]; `None`: no limit; a request's `maxPerFile` overrides it).
+    /// `search.maxPerFile`: most hits of one file in a result (`None`, the default: no limit;
+    /// a request's `maxPerFile` overrides it).
     pub max_per_file: Option<usize>,
     /// The lexical ranking weights (`docs/design/retrieval.md`, "Lexical ranking").
     pub ranking: LexicalRanking,
@@ -453,8 +453,6 @@ impl Default for LexicalRanking {
     }
 }
 
-/// The default `search.maxPerFile` (`docs/design/retrieval.md`, "Lexical ranking").
-pub const DEFAULT_MAX_PER_FILE: usize = 3;
 /// The default `search.lexicalWeight`.
 pub const DEFAULT_LEXICAL_WEIGHT: f64 = 1.5;
 /// The default `search.semanticFloor`.
@@ -471,7 +469,9 @@ impl Default for SearchConfig {
             lexical_weight: DEFAULT_LEXICAL_WEIGHT,
             semantic_floor: DEFAULT_SEMANTIC_FLOOR,
             semantic_min_similarity: None,
-            max_per_file: Some(DEFAULT_MAX_PER_FILE),
+            // No limit: three per file cost held-out recall on every set (issue #46,
+            // `docs/design/retrieval.md`, "The rule for a ranking change").
+            max_per_file: None,
             ranking: LexicalRanking::default(),
             snippet_tokens: DEFAULT_SNIPPET_TOKENS,
             hit_detail: HitDetail::Compact,

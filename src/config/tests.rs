@@ -1170,7 +1170,7 @@ fn ranking_keys_and_max_per_file_of_issue_29_load_and_validate() {
     let zero = load_yaml(d, "search:\n  maxPerFile: 0\n", CliOverrides::default()).expect("loads");
     assert_eq!(zero.config.search.max_per_file, None, "0 means no limit");
     let plain = load_yaml(d, "search:\n  rrfK: 60\n", CliOverrides::default()).expect("loads");
-    assert_eq!(plain.config.search.max_per_file, Some(3), "three per file by default");
+    assert_eq!(plain.config.search.max_per_file, None, "no limit by default");
     for (yaml, want) in [
         ("search:\n  maxPerFile: -1\n", "search.maxPerFile must be 0 (no limit) or more."),
         ("search:\n  headingWeight: -1\n", "search.headingWeight must be a number of 0 or more."),

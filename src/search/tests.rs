@@ -352,9 +352,9 @@ fn hybrid_fusion_keeps_the_lexical_order_when_every_word_was_found_and_adds_vect
 #[test]
 fn max_per_file_comes_from_the_request_or_the_config() {
     let mut c = config();
-    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, Some(3), "three by default");
-    c.max_per_file = None;
-    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, None);
+    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, None, "no limit by default");
+    c.max_per_file = Some(3);
+    assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, Some(3));
     c.max_per_file = Some(2);
     assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, Some(2));
     let one = SearchRequest { max_per_file: Some(1), ..request("x") };

@@ -366,7 +366,7 @@ pub struct SearchRequest {
     /// Add an `explain` object to every hit: its lexical rank, vector rank and fused score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<bool>,
-    /// At most this many hits per file (default `search.maxPerFile`, 3; 0: no limit), so other
+    /// At most this many hits per file (default `search.maxPerFile`, 0: no limit), so other
     /// files' matches are not pushed out by many sections of one file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_per_file: Option<i64>,

@@ -31,10 +31,12 @@ fn paths(r: &Value) -> Vec<String> {
 #[test]
 fn max_per_file_makes_room_for_other_documents_in_kb_search_the_cli_and_the_config() {
     let p = project();
-    // Without a limit, the long document fills the top five; the default keeps three of them.
+    // Without a limit (the default), the long document fills the top five; a limit of three
+    // keeps three of them.
     let all = ["long.md"; 5];
     assert_eq!(paths(&p.search("設計", &["--top-k", "5", "--max-per-file", "0"])), all);
-    let three = paths(&p.search("設計", &["--top-k", "5"]));
+    assert_eq!(paths(&p.search("設計", &["--top-k", "5"])), all, "no limit by default");
+    let three = paths(&p.search("設計", &["--top-k", "5", "--max-per-file", "3"]));
     assert_eq!(three.iter().filter(|p| *p == "long.md").count(), 3, "{three:?}");
     assert_eq!(three.len(), 5, "{three:?}");
     // The CLI option: one hit per file, the other two documents come in.
