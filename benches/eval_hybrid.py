@@ -116,6 +116,19 @@ def evenly_spaced(items, limit):
     return [items[int(i * step)] for i in range(limit)]
 
 
+def write_if_changed(path, text):
+    """Writes `text` to `path` unless the file already holds it (a kept project then reindexes
+    as a no-op)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def build_project(project, corpus, corpora_dir, every=1):
     """Writes p/<id>.md per passage; with corpora_dir, copies every `every`th .md file of the
     sorted list of its Markdown files to distractors/ (and removes any other file there).
@@ -123,18 +136,8 @@ def build_project(project, corpus, corpora_dir, every=1):
     pdir = os.path.join(project, "p")
     os.makedirs(pdir, exist_ok=True)
 
-    def write(path, text):
-        try:
-            with open(path, encoding="utf-8") as f:
-                if f.read() == text:
-                    return
-        except OSError:
-            pass
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-
     for doc in corpus:
-        write(os.path.join(pdir, doc["_id"] + ".md"), f"# {doc['title']}\n\n{doc['text']}\n")
+        write_if_changed(os.path.join(pdir, doc["_id"] + ".md"), f"# {doc['title']}\n\n{doc['text']}\n")
     copied = 0
     if corpora_dir:
         found = []
@@ -146,7 +149,7 @@ def build_project(project, corpus, corpora_dir, every=1):
             dst = os.path.join(project, "distractors", rel)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             with open(os.path.join(corpora_dir, rel), encoding="utf-8", errors="replace") as f:
-                write(dst, f.read())
+                write_if_changed(dst, f.read())
             copied += 1
         wanted = {os.path.join(project, "distractors", rel) for rel in sorted(found)[::max(1, every)]}
     else:

