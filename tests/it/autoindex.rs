@@ -83,7 +83,8 @@ fn a_server_on_an_unindexed_fixture_finds_results_in_its_first_search_without_kb
 }
 
 /// While a slow first build runs (each file held 700 ms by a failpoint), a search waits its
-/// bounded time, then says how far the build is; `kb_read` and `kb_outline` answer meanwhile;
+/// bounded time, then says how far the build is; a bad argument is refused at once; `kb_read`
+/// and `kb_outline` answer meanwhile;
 /// the results come without any `kb_reindex`.
 #[test]
 fn during_a_slow_first_build_search_reports_progress_and_reads_work() {
@@ -100,6 +101,11 @@ fn during_a_slow_first_build_search_reports_progress_and_reads_work() {
     let (done, total) = progress.unwrap_or_else(|| panic!("no 'indexing N of M files' in {frame}"));
     assert_eq!(total, files, "{frame}");
     assert!(done < total, "{frame}");
+    // A bad argument is refused as such while the build still runs, not after a wait for the
+    // index as INDEX_NOT_READY: the request is checked before the index is opened (issue #43).
+    let bad = rpc.call_raw("kb_search", json!({"request": {"query": "   "}})).to_string();
+    assert!(bad.contains("INVALID_ARGUMENT") && bad.contains("query must not be empty"), "{bad}");
+    assert!(!bad.contains("INDEX_NOT_READY"), "{bad}");
     let read = rpc.call("kb_read", json!({"request": {"path": "kyoto.md"}}));
     assert!(read["markdown"].as_str().unwrap().contains("京都"), "{read}");
     let outline = rpc.call("kb_outline", json!({"request": {"path": "kyoto.md"}}));
