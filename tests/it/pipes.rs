@@ -2,13 +2,13 @@
 //! client that goes away both end in exit code 0 and no error sentence, as ripgrep does
 //! (`docs/reliability.md`, "A reader that goes away").
 
-use std::io::{Read, Write};
-use std::process::{Child, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::{Project, bin};
+use crate::support::{Project, bin, exit_within};
 
 /// Generous: the commands take well under a second; a loaded CI machine may not.
 const EXIT_WAIT: Duration = Duration::from_secs(60);
@@ -18,24 +18,6 @@ fn closed_pipe() -> std::io::PipeWriter {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     writer
-}
-
-/// Waits for `child` (killing it after [`EXIT_WAIT`]); returns its status and stderr.
-fn finish(mut child: Child) -> (ExitStatus, String) {
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > EXIT_WAIT {
-            let _ = child.kill();
-            panic!("the process did not exit within {EXIT_WAIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut log = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut log).unwrap();
-    (status, log)
 }
 
 #[test]
@@ -59,7 +41,7 @@ fn cli_output_into_a_closed_pipe_exits_zero_without_an_error() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let (status, log) = finish(child);
+        let (status, log) = exit_within(child, EXIT_WAIT);
         assert_eq!(status.code(), Some(0), "{args:?}: {status:?}; stderr:\n{log}");
         assert!(!log.contains("error"), "{args:?}: stderr:\n{log}");
     }
@@ -86,7 +68,7 @@ fn a_stdio_server_whose_client_closed_stdout_exits_zero() {
     let frame = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init});
     // The server may already be gone when the write lands; that is what is tested.
     let _ = stdin.write_all(format!("{frame}\n").as_bytes()).and_then(|()| stdin.flush());
-    let (status, log) = finish(child);
+    let (status, log) = exit_within(child, EXIT_WAIT);
     drop(stdin);
     assert_eq!(status.code(), Some(0), "{status:?}; stderr:\n{log}");
     assert!(!log.contains("ERROR") && !log.contains("error:"), "stderr:\n{log}");

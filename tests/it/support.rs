@@ -1,7 +1,9 @@
 //! Shared helpers for the integration tests.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, ExitStatus, Output};
+use std::time::{Duration, Instant};
 
 pub use crate::shared_dir::shared_or_skip;
 
@@ -121,6 +123,25 @@ pub fn expect_success(out: Output, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
+}
+
+/// Waits for `child` to exit on its own, killing it and failing the test after `limit`;
+/// returns its status and its stderr (piped).
+pub fn exit_within(mut child: Child, limit: Duration) -> (ExitStatus, String) {
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the process did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut log = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    (status, log)
 }
 
 /// The binary under test.

@@ -2,13 +2,13 @@
 //! index worker, the watcher, the start-up sweep, the async runtime) and exits promptly with
 //! code 0 (`docs/architecture.md`, "Threads and their owners").
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::{Project, bin};
+use crate::support::{Project, bin, exit_within};
 
 /// Generous: the server needs well under a second; a loaded CI machine may not.
 const EXIT_WAIT: Duration = Duration::from_secs(30);
@@ -83,19 +83,8 @@ fn serve_then_close(project: &Project, serve_for: Duration, expected: &[&str]) {
 
     let pid = child.id();
     drop(stdin);
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > EXIT_WAIT {
-            let _ = child.kill();
-            panic!("the server did not exit within {EXIT_WAIT:?} after its stdin closed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut log = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    // The server exits on its own once its stdin closes.
+    let (status, log) = exit_within(child, EXIT_WAIT);
     assert_eq!(status.code(), Some(0), "exit status {status:?}; stderr:\n{log}");
     if cfg!(target_os = "linux") {
         // Counted by the server itself after shutdown, before `main` returned: no thread was
