@@ -232,6 +232,23 @@ struct Look {
     rise: f32,
 }
 
+impl Look {
+    /// Plain text of `face`, `size` and `color`: no emphasis, no link, on the baseline.
+    fn plain(face: Face, size: f32, color: Rgb) -> Look {
+        Look {
+            face,
+            size,
+            color,
+            bold: false,
+            italic: false,
+            code: false,
+            strike: false,
+            link: None,
+            rise: 0.0,
+        }
+    }
+}
+
 /// Text measured into pieces, each with the index of its look.
 #[derive(Clone, Default)]
 struct Shaped {
@@ -357,17 +374,7 @@ impl Layout<'_> {
     }
 
     fn text_look(&self, face: Face, size: f32) -> Look {
-        Look {
-            face,
-            size,
-            color: self.color,
-            bold: false,
-            italic: false,
-            code: false,
-            strike: false,
-            link: None,
-            rise: 0.0,
-        }
+        Look::plain(face, size, self.color)
     }
 
     fn link_color(&self) -> Rgb {

@@ -83,17 +83,7 @@ fn latin_words_are_not_letter_spaced_only_the_gaps_between_them() {
 
 fn shaped(text: &str) -> Shaped {
     let mut shaped = Shaped::default();
-    shaped.looks.push(Look {
-        face: Face::Sans,
-        size: 10.0,
-        color: Rgb::BLACK,
-        bold: false,
-        italic: false,
-        code: false,
-        strike: false,
-        link: None,
-        rise: 0.0,
-    });
+    shaped.looks.push(Look::plain(Face::Sans, 10.0, Rgb::BLACK));
     for ch in text.chars() {
         shaped.pieces.push(Piece { ch, width: if is_cjk(ch) { 10.0 } else { 5.0 } });
         shaped.look_of.push(0);
@@ -156,17 +146,7 @@ fn inline_code_and_latin_sit_on_the_baseline_of_the_japanese_text() {
 #[test]
 fn consecutive_punctuation_is_set_half_width() {
     let mut shaped = Shaped::default();
-    let look = Look {
-        face: Face::Sans,
-        size: 10.0,
-        color: Rgb::BLACK,
-        bold: false,
-        italic: false,
-        code: false,
-        strike: false,
-        link: None,
-        rise: 0.0,
-    };
+    let look = Look::plain(Face::Sans, 10.0, Rgb::BLACK);
     shaped.looks.push(look);
     for ch in "です。」「（注）".chars() {
         shaped.pieces.push(Piece { ch, width: 10.0 });
