@@ -49,7 +49,7 @@ pub use export::{ChunkExport, export_chunks};
 pub use layout::{IndexLayout, SessionMarker, Snapshot, WriterLock};
 pub use readers::ReadSide;
 pub use service::{EmbedFn, IDLE_AFTER, IndexService, ServiceParts, WATCHER_PATH};
-pub use sources::{FIRST_INDEX_WAIT, IndexSources, REPAIR_WAIT, Searchable};
+pub use sources::{IndexSources, Searchable};
 use vectors::VectorSync;
 pub use vectors::{EmbedJob, VectorState, vector_status};
 pub use watch::{FileWatcher, QUIET_PERIOD, watch};

@@ -540,9 +540,12 @@ impl IndexService {
         self.shared.lock().reindex.check_searchable()
     }
 
-    /// The searchable epoch now (see [`IndexService::wait_searchable_change`]).
-    pub(super) fn searchable_epoch(&self) -> u64 {
-        self.shared.lock().searchable_epoch
+    /// What a search checks before it opens the index, under one lock: the searchable epoch
+    /// (see [`IndexService::wait_searchable_change`]), the running reindex's progress, and the
+    /// rebuild gate ([`IndexService::check_searchable`]).
+    pub(super) fn search_gate(&self) -> (u64, Option<ReindexProgress>, Result<()>) {
+        let s = self.shared.lock();
+        (s.searchable_epoch, s.reindex.current.clone(), s.reindex.check_searchable())
     }
 
     /// Waits until the searchable epoch moves past `seen` (a commit, the end of a build, a

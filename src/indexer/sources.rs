@@ -55,16 +55,15 @@ impl IndexService {
         // Asked for once per search: the catch-up's writer repairs an unsearchable index.
         let mut asked = false;
         loop {
-            let epoch = self.searchable_epoch();
-            let running = self.indexing().current;
-            let gate = self.check_searchable();
-            let snapshot = Snapshot::read(&self.layout).filter(|s| s.chunks > 0);
+            let (epoch, running, gate) = self.search_gate();
+            let snapshot = Snapshot::read(&self.layout);
+            let documents = snapshot.as_ref().map_or(0, |s| s.documents);
             if gate.is_ok()
-                && let Some(snapshot) = &snapshot
+                && let Some(snapshot) = snapshot.filter(|s| s.chunks > 0)
                 && !(damaged && running.is_some())
             {
                 match self.readers.lexical() {
-                    Ok(index) => return Ok(self.found(index, snapshot.clone(), running.as_ref())),
+                    Ok(index) => return Ok(self.found(index, snapshot, running.as_ref())),
                     Err(e) if e.is(ErrorDetail::IndexDamaged) && self.auto_index => {
                         damaged = true;
                         if running.is_none() {
@@ -89,7 +88,7 @@ impl IndexService {
             // for its next commit or its end, then say how far it is.
             let Some(progress) = running else {
                 gate?;
-                return Err(Error::index_not_ready(self.no_chunks_message()));
+                return Err(Error::index_not_ready(no_chunks_message(documents)));
             };
             if Instant::now() >= deadline {
                 // A forced rebuild keeps the contract's own sentence for its gate.
@@ -119,16 +118,16 @@ impl IndexService {
             workspace: Arc::clone(&self.workspace),
         }
     }
+}
 
-    /// Why a search finds no text to search: nothing indexed yet ("Index is empty", the
-    /// contract's sentence), or files indexed that hold no text at all.
-    fn no_chunks_message(&self) -> String {
-        match Snapshot::read(&self.layout).map_or(0, |s| s.documents) {
-            0 => "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).".to_owned(),
-            n => format!(
-                "The index holds {n} file(s) but no searchable text: every one is empty. Add text to a file, or check knowledgeBase.include."
-            ),
-        }
+/// Why a search finds no text to search: nothing indexed yet ("Index is empty", the contract's
+/// sentence), or `documents` files indexed that hold no text at all.
+fn no_chunks_message(documents: u64) -> String {
+    match documents {
+        0 => "Index is empty. Run kb_reindex first (CLI: `local-vector-search-mcp reindex`).".to_owned(),
+        n => format!(
+            "The index holds {n} file(s) but no searchable text: every one is empty. Add text to a file, or check knowledgeBase.include."
+        ),
     }
 }
 

@@ -32,7 +32,7 @@ mod sources;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use fusion::{Fusion, by_rank, fuse, fuse_hybrid, fuse_weighted, similarity_floor};
-pub use run::{partial_index_warning, run, snippet_windows};
+pub use run::{run, snippet_windows};
 pub use sources::Sources;
 
 use crate::config::{HitDetail, SearchConfig, SearchMode};

@@ -94,7 +94,7 @@ fn rank(
 
 /// The `warning` of a search answered while a reindex is still adding files: how much of the
 /// project the answer covers.
-pub fn partial_index_warning(indexed: u64, total: u64) -> String {
+fn partial_index_warning(indexed: u64, total: u64) -> String {
     use crate::text::thousands;
     format!(
         "The index is still being built: this answer covers {} of {} files; search again when kb_status shows the reindex finished.",
