@@ -188,8 +188,12 @@ pub(crate) struct SearchFile {
     #[schemars(extend("default" = "compact", "enum" = ["compact", "full"]))]
     pub hit_detail: Option<String>,
     /// Lexical ranking: weight of a match in the heading path against one in the text.
-    #[schemars(range(min = 0.0), extend("default" = 2.0))]
+    #[schemars(range(min = 0.0), extend("default" = 1.0))]
     pub heading_weight: Option<f64>,
+    /// Lexical ranking: extra weight of a match in the chunk's own heading (the last part of
+    /// its heading path), on top of headingWeight.
+    #[schemars(range(min = 0.0), extend("default" = 2.0))]
+    pub own_heading_weight: Option<f64>,
     /// Lexical ranking: weight of the bonus for two consecutive query words standing together
     /// in the text, in query order (0 disables).
     #[schemars(range(min = 0.0), extend("default" = 1.0))]
@@ -542,6 +546,7 @@ const KNOWN_ROOT: Known = &[
             ("snippetTokens", Node::Leaf),
             ("hitDetail", Node::Leaf),
             ("headingWeight", Node::Leaf),
+            ("ownHeadingWeight", Node::Leaf),
             ("proximityWeight", Node::Leaf),
             ("proximitySlop", Node::Leaf),
             ("proximityReach", Node::Leaf),

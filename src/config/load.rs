@@ -405,6 +405,11 @@ fn search_config(
 fn ranking(search: &file::SearchFile, d: LexicalRanking) -> Result<LexicalRanking> {
     Ok(LexicalRanking {
         heading_weight: non_negative("search.headingWeight", search.heading_weight, d.heading_weight)?,
+        own_heading_weight: non_negative(
+            "search.ownHeadingWeight",
+            search.own_heading_weight,
+            d.own_heading_weight,
+        )?,
         proximity_weight: non_negative(
             "search.proximityWeight",
             search.proximity_weight,

@@ -409,15 +409,17 @@ pub struct SearchConfig {
 /// (`docs/performance.md`, "Agent benchmark").
 pub const DEFAULT_SNIPPET_TOKENS: usize = 64;
 
-/// `search.headingWeight`, `search.proximityWeight`, `search.proximitySlop`,
+/// `search.headingWeight`, `search.ownHeadingWeight`, `search.proximityWeight`, `search.proximitySlop`,
 /// `search.contentWordWeight`, `search.looseWeight`, `search.coordinationWeight`,
 /// `search.rerankWeight`, `search.rerankDepth`: the lexical
 /// ranking weights (the search module hands them to
 /// the lexical index).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LexicalRanking {
-    /// Weight of a heading-path match against a text match (default 2).
+    /// Weight of a heading-path match against a text match (default 1).
     pub heading_weight: f64,
+    /// Extra weight of a match in the chunk's own heading, on top of `heading_weight` (default 2).
+    pub own_heading_weight: f64,
     /// Weight of the bonus for two consecutive query words together in the text (default 1;
     /// 0: off).
     pub proximity_weight: f64,
@@ -440,7 +442,8 @@ pub struct LexicalRanking {
 impl Default for LexicalRanking {
     fn default() -> Self {
         LexicalRanking {
-            heading_weight: 2.0,
+            heading_weight: 1.0,
+            own_heading_weight: 2.0,
             proximity_weight: 1.0,
             proximity_slop: 2,
             proximity_reach: 3,

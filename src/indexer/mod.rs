@@ -355,6 +355,10 @@ fn open_lexical(dir: &std::path::Path, older_format: bool) -> Result<(LexicalInd
                 tracing::debug!(
                     "the lexical index of the older format cannot be opened ({cause}); recreating it"
                 );
+            } else if crate::lexical::is_other_schema(&e) {
+                tracing::warn!(
+                    "the lexical index was written by another version of local-vector-search-mcp, which indexes other fields; it is rebuilt from the Markdown, and the vectors are kept"
+                );
             } else {
                 tracing::warn!("the lexical index is damaged ({cause}); rebuilding it from the Markdown");
             }

@@ -1,4 +1,4 @@
-//! The tantivy queries of a [`Plan`]: each clause's leaves over the text and the heading path,
+//! The tantivy queries of a [`Plan`]: each clause's leaves over the text and the headings,
 //! the proximity pairs, and the two tiers (every clause required; any clause).
 
 use tantivy::Term;
@@ -16,12 +16,17 @@ pub(super) fn clause_query(f: &Fields, c: &Clause, w: &RankWeights) -> Box<dyn Q
     Box::new(BooleanQuery::new(clause_leaves(f, c, w, 1.0)))
 }
 
-/// The leaf queries (terms and phrases over both fields, the heading path's boosted by
-/// [`RankWeights::heading`], a verb's or adjective's by [`RankWeights::content_word`], all
-/// by `scale`) of one clause, all `Should`.
+/// The leaf queries (terms and phrases over the searched fields, the heading path's boosted by
+/// [`RankWeights::heading`], the own heading's by [`RankWeights::own_heading`], a verb's or
+/// adjective's by [`RankWeights::content_word`], all by `scale`) of one clause, all `Should`.
 fn clause_leaves(f: &Fields, c: &Clause, w: &RankWeights, scale: f32) -> Vec<(Occur, Box<dyn Query>)> {
     let mut subs: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    let field_weights = [1.0, w.heading, w.own_heading];
     for (k, field) in f.searched().into_iter().enumerate() {
+        if field == f.heading && w.own_heading <= 0.0 {
+            // Every own-heading match is a heading-path match too: unweighted, it adds nothing.
+            continue;
+        }
         let start = subs.len();
         for phrase in &c.phrases {
             let terms: Vec<(usize, Term)> =
@@ -54,7 +59,7 @@ fn clause_leaves(f: &Fields, c: &Clause, w: &RankWeights, scale: f32) -> Vec<(Oc
                 vec![Box::new(BooleanQuery::new(word)), Box::new(BooleanQuery::new(within))];
             subs.push((Occur::Should, Box::new(tantivy::query::DisjunctionMaxQuery::new(either))));
         }
-        let mut boost = if field == f.heading_path { w.heading * scale } else { scale };
+        let mut boost = field_weights[k] * scale;
         if c.content {
             boost *= w.content_word;
         }

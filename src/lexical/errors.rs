@@ -30,6 +30,15 @@ fn is_damage(err: &TantivyError) -> bool {
     }
 }
 
+/// Whether `err` (from opening the index) says its files were written with another schema:
+/// a version that indexes other fields. Unlike damage, that is expected after an upgrade (or a
+/// downgrade); either way the lexical index alone is rebuilt from the Markdown.
+pub fn is_other_schema(err: &Error) -> bool {
+    std::error::Error::source(err)
+        .and_then(|s| s.downcast_ref::<TantivyError>())
+        .is_some_and(|e| matches!(e, TantivyError::SchemaError(_)))
+}
+
 /// Maps a tantivy error to the crate error; `doing` says what was being done.
 pub(super) fn map_err(doing: &str, err: TantivyError) -> Error {
     if is_damage(&err) {

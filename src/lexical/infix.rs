@@ -22,6 +22,7 @@ use tantivy::{TantivyError, Term};
 use super::errors::map_err;
 use super::query::MIN_INFIX_CHARS;
 use super::query::Plan;
+use super::schema::SEARCHED;
 use super::segments::SegmentCache;
 use crate::error::Result;
 
@@ -37,11 +38,11 @@ const WITHIN_WEIGHT: f32 = 0.5;
 const KATAKANA_TERMS: (&[u8], &[u8]) = (&[0xE3, 0x82, 0xA0], &[0xE3, 0x84]);
 
 /// The katakana words of one segment longer than [`MIN_INFIX_CHARS`] characters (a shorter one
-/// cannot hold a query word and more), from the dictionaries of the text and the heading path.
+/// cannot hold a query word and more), from the dictionaries of the searched fields.
 #[derive(Default)]
 pub(super) struct KatakanaWords {
-    /// Each word with its document frequency in the text and in the heading path.
-    words: Vec<(Box<str>, [u32; 2])>,
+    /// Each word with its document frequency in each searched field.
+    words: Vec<(Box<str>, [u32; SEARCHED])>,
     /// For each pair of consecutive characters, the words that hold it (ascending indexes into
     /// `words`, each once).
     pairs: HashMap<(char, char), Vec<u32>>,
@@ -49,9 +50,9 @@ pub(super) struct KatakanaWords {
 
 impl KatakanaWords {
     /// Reads the katakana words of `fields` in `reader`'s segment.
-    fn read(reader: &tantivy::SegmentReader, fields: [Field; 2]) -> Result<KatakanaWords> {
+    fn read(reader: &tantivy::SegmentReader, fields: [Field; SEARCHED]) -> Result<KatakanaWords> {
         let failed = |e: TantivyError| map_err("Reading the index's katakana words", e);
-        let mut dfs: HashMap<Box<str>, [u32; 2]> = HashMap::new();
+        let mut dfs: HashMap<Box<str>, [u32; SEARCHED]> = HashMap::new();
         for (k, field) in fields.into_iter().enumerate() {
             let index = reader.inverted_index(field).map_err(failed)?;
             let mut stream = index
@@ -83,7 +84,7 @@ impl KatakanaWords {
     }
 
     /// The words longer than `word` that hold it, with their document frequencies.
-    fn holding<'a>(&'a self, word: &'a str) -> impl Iterator<Item = &'a (Box<str>, [u32; 2])> + 'a {
+    fn holding<'a>(&'a self, word: &'a str) -> impl Iterator<Item = &'a (Box<str>, [u32; SEARCHED])> + 'a {
         let chars: Vec<char> = word.chars().collect();
         // the rarest pair of the word narrows the candidates most
         let lists: Option<Vec<&Vec<u32>>> = chars.windows(2).map(|p| self.pairs.get(&(p[0], p[1]))).collect();
@@ -96,7 +97,7 @@ impl KatakanaWords {
 }
 
 /// Fills [`super::query::Clause::within`] of the plan's infix clauses: the indexed katakana
-/// words (of `fields`, the text and the heading path, in every segment of `searcher`) that hold
+/// words (of `fields`, the searched fields, in every segment of `searcher`) that hold
 /// the clause's word inside them, at most [`MAX_WITHIN_WORDS`], the most frequent first. They
 /// also become highlight terms.
 ///
@@ -105,7 +106,7 @@ impl KatakanaWords {
 /// holds for being rare.
 pub(super) fn grow_infixes(
     searcher: &tantivy::Searcher,
-    fields: [Field; 2],
+    fields: [Field; SEARCHED],
     cache: &SegmentCache<KatakanaWords>,
     plan: &mut Plan,
 ) -> Result<()> {
@@ -122,7 +123,7 @@ pub(super) fn grow_infixes(
     cache.retain(searcher);
     let failed = |e: TantivyError| map_err("Searching the lexical index", e);
     // per query word: each longer word's document frequency per field, over all segments
-    let mut found: Vec<HashMap<&str, [u64; 2]>> = vec![HashMap::new(); words.len()];
+    let mut found: Vec<HashMap<&str, [u64; SEARCHED]>> = vec![HashMap::new(); words.len()];
     let segments = searcher
         .segment_readers()
         .iter()
@@ -132,25 +133,27 @@ pub(super) fn grow_infixes(
         for ((_, word), found) in words.iter().zip(found.iter_mut()) {
             for (w, df) in segment.holding(word) {
                 let sum = found.entry(w).or_default();
-                sum[0] += u64::from(df[0]);
-                sum[1] += u64::from(df[1]);
+                for (s, d) in sum.iter_mut().zip(df) {
+                    *s += u64::from(*d);
+                }
             }
         }
     }
     let n = searcher.num_docs() as f32;
     let idf = |df: u64| (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln().max(f32::MIN_POSITIVE);
     for ((i, word), found) in words.iter().zip(found) {
-        let mut own = [0.0f32; 2];
+        let mut own = [0.0f32; SEARCHED];
         for (k, field) in fields.into_iter().enumerate() {
             own[k] = idf(searcher.doc_freq(&Term::from_field_text(field, word)).map_err(failed)?);
         }
-        let mut found: Vec<(&str, [u64; 2])> = found.into_iter().collect();
-        found.sort_by(|a, b| (b.1[0] + b.1[1]).cmp(&(a.1[0] + a.1[1])).then_with(|| a.0.cmp(b.0)));
+        let mut found: Vec<(&str, [u64; SEARCHED])> = found.into_iter().collect();
+        let total = |df: &[u64; SEARCHED]| df.iter().sum::<u64>();
+        found.sort_by(|a, b| total(&b.1).cmp(&total(&a.1)).then_with(|| a.0.cmp(b.0)));
         found.truncate(MAX_WITHIN_WORDS);
         plan.terms.extend(found.iter().map(|(w, _)| w.to_string()));
         plan.strict[*i].within = found
             .into_iter()
-            .map(|(w, df)| (w.to_string(), [0, 1].map(|k| WITHIN_WEIGHT * own[k] / idf(df[k]))))
+            .map(|(w, df)| (w.to_string(), std::array::from_fn(|k| WITHIN_WEIGHT * own[k] / idf(df[k]))))
             .collect();
     }
     plan.terms.sort();

@@ -114,6 +114,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
+pub use errors::is_other_schema;
 pub use index::LexicalIndex;
 pub use meta::{MAX_CONDITIONS, MetaCondition, MetaFilter, MetaOp, date_of, meta_terms, normalize_meta};
 pub use query::RankWeights;

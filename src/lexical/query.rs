@@ -42,6 +42,9 @@ pub(crate) const MAX_QUERY_BYTES: usize = 8 * 1024;
 pub struct RankWeights {
     /// Weight of a match in the heading path against one in the text (`search.headingWeight`).
     pub heading: f32,
+    /// Extra weight of a match in the chunk's own heading (the last part of the heading path),
+    /// on top of [`RankWeights::heading`] (`search.ownHeadingWeight`).
+    pub own_heading: f32,
     /// Weight of the proximity boost: two consecutive query words found in the text in query
     /// order, at most [`RankWeights::proximity_slop`] extra positions apart (0 turns it off;
     /// `search.proximityWeight`).
@@ -69,7 +72,8 @@ pub struct RankWeights {
 impl Default for RankWeights {
     fn default() -> Self {
         RankWeights {
-            heading: 2.0,
+            heading: 1.0,
+            own_heading: 2.0,
             proximity: 1.0,
             proximity_slop: 2,
             proximity_reach: 3,
@@ -97,8 +101,8 @@ pub(crate) struct Clause {
     pub(crate) infix: bool,
     /// The indexed words that hold the term of an [`Clause::infix`] clause inside them, found
     /// in the searched snapshot's term dictionaries (`grow_infixes` in `infix.rs`), each with
-    /// its boost in the text and in the heading path.
-    pub(crate) within: Vec<(String, [f32; 2])>,
+    /// its boost in each searched field.
+    pub(crate) within: Vec<(String, [f32; super::schema::SEARCHED])>,
 }
 
 impl Clause {

@@ -198,6 +198,7 @@ impl LexicalWriter {
             d.add_text(self.fields.text, piece);
         }
         d.add_text(self.fields.heading_path, &doc.heading_path);
+        d.add_text(self.fields.heading, Fields::own_heading(&doc.heading_path));
         d.add_text(self.fields.anchor, &doc.anchor);
         d.add_text(self.fields.source_hash, &doc.source_hash);
         for term in doc.meta.iter() {

@@ -476,6 +476,7 @@ pub fn rank_weights(config: &SearchConfig) -> RankWeights {
     let r = &config.ranking;
     RankWeights {
         heading: r.heading_weight as f32,
+        own_heading: r.own_heading_weight as f32,
         proximity: r.proximity_weight as f32,
         proximity_slop: r.proximity_slop,
         proximity_reach: r.proximity_reach,

@@ -365,6 +365,7 @@ fn the_config_schema_documents_the_search_defaults_the_code_applies() {
         ("semanticFloor", d.semantic_floor),
         ("maxPerFile", d.max_per_file.unwrap_or(0) as f64),
         ("headingWeight", r.heading_weight),
+        ("ownHeadingWeight", r.own_heading_weight),
         ("proximityWeight", r.proximity_weight),
         ("proximitySlop", f64::from(r.proximity_slop)),
         ("proximityReach", f64::from(r.proximity_reach)),

@@ -348,6 +348,47 @@ fn embeddings_off_and_on_never_rebuild_the_lexical_index() {
     );
 }
 
+/// A lexical index written by a version that indexed other fields (here: one from before the
+/// own heading had a field of its own, `search.ownHeadingWeight`): the next reindex rebuilds
+/// the lexical index alone, says so in one sentence, and embeds nothing again.
+#[test]
+fn a_lexical_index_of_another_schema_is_rebuilt_alone_and_the_vectors_are_kept() {
+    let v = Vectored::new(Project::from_fixture("ja"));
+    v.json(&["reindex"]);
+    let paths = |r: Value| distinct_paths(&r);
+    let before = paths(v.search("京都", "hybrid", &[]));
+    let embedded = v.server.seen().len();
+    assert!(embedded > 1, "premise: the chunks and the query were embedded");
+    let meta = index_dir(v.project.root()).join("lexical/meta.json");
+    let fields = |m: &Value| -> Vec<String> {
+        m["schema"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    assert!(fields(&m).contains(&"heading".to_owned()), "premise: {:?}", fields(&m));
+    m["schema"].as_array_mut().unwrap().retain(|f| f["name"] != "heading");
+    std::fs::write(&meta, m.to_string()).unwrap();
+
+    let out = v.run(&["reindex"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("WARN")).collect();
+    assert_eq!(said.len(), 1, "not one sentence: {stderr}");
+    assert!(
+        said[0].contains(
+            "which indexes other fields; it is rebuilt from the Markdown, and the vectors are kept"
+        )
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("indexed 0 file(s)"),
+        "the rebuild re-indexed files"
+    );
+    assert_eq!(v.server.seen().len(), embedded, "chunks were embedded again");
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&meta).unwrap()).unwrap();
+    assert!(fields(&m).contains(&"heading".to_owned()), "not rebuilt with this version's fields");
+    assert_eq!(paths(v.search("京都", "hybrid", &[])), before);
+    assert_eq!(v.status()["vectors"]["vectors"], v.status()["project"]["chunks"]);
+}
+
 #[test]
 fn a_model_change_needs_force_and_rebuilds_only_the_vectors() {
     let v = Vectored::new(Project::from_fixture("ja"));

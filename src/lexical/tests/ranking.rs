@@ -36,6 +36,22 @@ fn headings_are_searched_too() {
 }
 
 #[test]
+fn the_own_heading_can_weigh_more_than_a_title_every_section_shares() {
+    // Both chunks hold `インストール` in their heading path only: chunk 1 under a title every
+    // section of its file shares, chunk 2 as its own heading.
+    let index = index_with(&[
+        doc(1, "guide.md", "インストール > 概要", "この章の説明です。"),
+        doc(2, "setup.md", "準備 > インストール", "この節の説明です。"),
+    ]);
+    let with_own = |own: f32| {
+        let weights = RankWeights { own_heading: own, ..RankWeights::default() };
+        index.view().rank_with("インストール", 10, None, &weights).unwrap().0
+    };
+    assert_eq!(with_own(0.0), vec![1, 2], "premise: one heading path weighs the same wherever the word sits");
+    assert_eq!(with_own(1.0), vec![2, 1]);
+}
+
+#[test]
 fn weird_queries_never_fail_to_parse() {
     let index = index_of(&["Vec<T> と a:b と title:foo の説明 (AND OR NOT)"]);
     for q in [
