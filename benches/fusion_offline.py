@@ -110,7 +110,7 @@ def variant_grid():
     # Adaptive: with all-terms hits (the user's words were found), the lexical list weighs
     # `wl_at`; without (a whole-sentence question), `wl`. gate + tiers as the shipped fusion.
     for k in (60, 20):
-        for wl in (1, 1.5, 2, 1000):
+        for wl in (1, 1.5, 2, 3, 4, 6, 1000):
             for wl_at in (4, 8, 1000):
                 for delta in (0.04, 0.06):
                     name = f"adaptive k={k} wLex={wl} wLexAllTerms={wl_at} floor={delta} gate tiers"

@@ -457,7 +457,7 @@ impl Default for LexicalRanking {
 }
 
 /// The default `search.lexicalWeight`.
-pub const DEFAULT_LEXICAL_WEIGHT: f64 = 1.5;
+pub const DEFAULT_LEXICAL_WEIGHT: f64 = 1000.0;
 /// The default `search.semanticFloor`.
 pub const DEFAULT_SEMANTIC_FLOOR: f64 = 0.04;
 

@@ -350,6 +350,23 @@ fn hybrid_fusion_keeps_the_lexical_order_when_every_word_was_found_and_adds_vect
 }
 
 #[test]
+fn the_default_fusion_keeps_the_lexical_order_and_appends_what_only_the_vectors_found() {
+    // `search.lexicalWeight` 1000 (chosen on the tuning halves with e5-small, issue #46): even
+    // for a question no chunk has every word of, 50 lexical candidates keep their order whatever
+    // the vectors say, and the vector-only chunks follow in the vectors' order.
+    let f = Fusion { rrf_k: 60, lexical_weight: crate::config::DEFAULT_LEXICAL_WEIGHT };
+    let lexical: Vec<u64> = (1..=50).collect();
+    let vectors: Vec<u64> = vec![50, 98, 49, 97, 1];
+    let fused = fuse_hybrid(&lexical, 0, &vectors, f, 60);
+    let mut want = lexical.clone();
+    want.extend([98, 97]);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), want);
+    // A short lexical list is where the vectors show: the rest of the top 10 is theirs.
+    let fused = fuse_hybrid(&[5, 6], 0, &[7, 6, 8], f, 10);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![5, 6, 7, 8]);
+}
+
+#[test]
 fn max_per_file_comes_from_the_request_or_the_config() {
     let mut c = config();
     assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, None, "no limit by default");
