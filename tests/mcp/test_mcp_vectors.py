@@ -44,7 +44,7 @@ def test_hybrid_search_explains_its_ranks_and_status_counts_vectors(embed_endpoi
             hits = res["results"]
             assert hits and hits[0]["path"] == "kyoto.md"
             # some chunk has both words, so the lexical order stands: each hit scores its lexical
-            # share, 1.5 (search.lexicalWeight default) / (60 + lexical rank); the vector rank is
+            # share, 1000 (search.lexicalWeight default) / (60 + lexical rank); the vector rank is
             # shown, not counted
             assert any(h["explain"].get("lexicalAllTerms") for h in hits)
             ranks = [h["explain"]["lexicalRank"] for h in hits]
@@ -52,7 +52,7 @@ def test_hybrid_search_explains_its_ranks_and_status_counts_vectors(embed_endpoi
             for h in hits:
                 assert h["searchMode"] == "hybrid"
                 e = h["explain"]
-                want = 1.5 / (60 + e["lexicalRank"])
+                want = 1000 / (60 + e["lexicalRank"])
                 assert abs(e["fusedScore"] - want) < 1e-12 and h["score"] == e["fusedScore"]
             sem = body(await c.call_tool("kb_search", {"request": {
                 "query": "東京都庁の窓口で事業所の所在地変更を届け出た", "mode": "semantic", "topK": 2}}))
