@@ -121,6 +121,22 @@ impl ReadSide {
         snapshot: &Snapshot,
         scope: impl FnOnce() -> Result<Option<Vec<u64>>>,
     ) -> Result<Vec<(u64, f32)>> {
+        let embedding = self.usable_vectors(snapshot)?;
+        let index = self.vectors()?;
+        let embedder = self.query_embedder(embedding)?;
+        let q = embedder.embed_query(query)?;
+        check_dimensions(std::slice::from_ref(&q), index.dims())?;
+        let scope_ids = scope()?;
+        if scope_ids.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(Vec::new());
+        }
+        index.search(&q, k, scope_ids.as_deref())
+    }
+
+    /// The embedding settings when the vectors of `snapshot` can answer a query (embeddings on,
+    /// vectors built, of the current settings); else why not, as [`ReadSide::vector_candidates`]
+    /// says it. Embeds nothing.
+    pub fn usable_vectors(&self, snapshot: &Snapshot) -> Result<&EmbeddingConfig> {
         let Some((embedding, heading_context)) = &self.embedding else {
             return Err(Error::index_not_ready(
                 "semantic search is disabled (embedding.provider: none); configure an embedding endpoint.",
@@ -143,15 +159,7 @@ impl ReadSide {
         if !c.is_compatible {
             return Err(Error::index_not_ready(incompatible_message("the vector index", &c)));
         }
-        let index = self.vectors()?;
-        let embedder = self.query_embedder(embedding)?;
-        let q = embedder.embed_query(query)?;
-        check_dimensions(std::slice::from_ref(&q), index.dims())?;
-        let scope_ids = scope()?;
-        if scope_ids.as_ref().is_some_and(Vec::is_empty) {
-            return Ok(Vec::new());
-        }
-        index.search(&q, k, scope_ids.as_deref())
+        Ok(embedding)
     }
 
     /// The query-time embedding client (created on first use, on a blocking thread).

@@ -196,6 +196,10 @@ impl Sources for IndexSources<'_> {
         self.searchable.readers.vector_candidates(query, k, &self.searchable.snapshot, scope)
     }
 
+    fn vectors_usable(&mut self) -> Result<()> {
+        self.searchable.readers.usable_vectors(&self.searchable.snapshot).map(|_| ())
+    }
+
     fn lexical_ranks(
         &mut self,
         query: &str,

@@ -144,6 +144,28 @@ pub fn vector_step(plan: &Plan, vectors_enabled: bool) -> Result<VectorStep> {
     }
 }
 
+/// Whether a hybrid answer is the same whatever the vectors say, given the lexical candidates
+/// (`lexical` of them, the first `all_terms` with every query word), so the query need not be
+/// embedded (`docs/tools.md`, `kb_search`):
+/// - some chunk has every query word: the lexical order stands and the vectors add nothing
+///   ([`fuse_hybrid`]), whatever the weights;
+/// - or, without a per-file limit, the lexical side has `top_k` candidates and its weight is so
+///   high that no vector rank can lift a chunk into the first `top_k` or reorder them:
+///   `w/(k + r) − w/(k + r + 1) > 1/(k + 1)` for every `r ≤ top_k`, i.e.
+///   `w (k + 1) > (k + top_k)(k + top_k + 1)` (the default weight, 1000, for every `topK` up to [`MAX_TOP_K`]: 110 · 111 / 61 = 200).
+///
+/// Never with `explain`, which shows each hit's vector rank and distance.
+pub fn vectors_cannot_change(plan: &Plan, lexical: usize, all_terms: usize) -> bool {
+    if plan.explain || plan.mode != SearchMode::Hybrid {
+        return false;
+    }
+    if all_terms > 0 {
+        return true;
+    }
+    let (w, k, top) = (plan.config.lexical_weight, f64::from(plan.config.rrf_k), plan.top_k as f64);
+    plan.max_per_file.is_none() && lexical >= plan.top_k && w * (k + 1.0) > (k + top) * (k + top + 1.0)
+}
+
 /// Chunks still waiting for their vector, as the last index snapshot counted them.
 #[derive(Clone, Debug, Default)]
 pub struct Pending {

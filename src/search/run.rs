@@ -3,7 +3,7 @@
 
 use super::{
     Candidates, LONG_SNIPPETS, LexicalStep, Plan, Sources, VectorStep, effective_mode, fusion, lexical_step,
-    rank_weights, response, vector_answer, vector_step,
+    rank_weights, response, vector_answer, vector_step, vectors_cannot_change,
 };
 use crate::error::Result;
 use crate::lexical::ScopeFilter;
@@ -11,6 +11,8 @@ use crate::wire::SearchResponse;
 
 /// One search: the filter (scope globs and front matter), the vector side, the lexical side,
 /// the ranking, the hits still to read, and the answer with `stale` from the files as they are.
+/// In hybrid mode the lexical ranks come first, so that a query whose answer the vectors cannot
+/// change is not embedded ([`vectors_cannot_change`]).
 pub fn run(plan: &Plan, sources: &mut impl Sources) -> Result<SearchResponse> {
     let config = &plan.config;
     let mut warnings: Vec<String> = Vec::new();
@@ -26,7 +28,11 @@ pub fn run(plan: &Plan, sources: &mut impl Sources) -> Result<SearchResponse> {
     });
     let filter = filter.as_ref().map(|f| f as &ScopeFilter<'_>);
     let query = plan.query.as_str();
+    let weights = rank_weights(config);
 
+    // Hybrid ranks the lexical side first: when the vectors cannot change its answer, the query
+    // is not embedded (`vectors_cannot_change`).
+    let mut lexical_first = None;
     let vector = match vector_step(plan, sources.vectors_enabled())? {
         VectorStep::Skip => None,
         VectorStep::Warn(w) => {
@@ -34,17 +40,29 @@ pub fn run(plan: &Plan, sources: &mut impl Sources) -> Result<SearchResponse> {
             None
         }
         VectorStep::Ask { pool } => {
-            let answer = sources.vector_candidates(query, pool, filter);
+            if let LexicalStep::Rank { pool } = lexical_step(plan.mode, plan) {
+                lexical_first = Some(sources.lexical_ranks(query, pool, filter, &weights)?);
+            }
+            let skip =
+                lexical_first.as_ref().is_some_and(|(ids, all)| vectors_cannot_change(plan, ids.len(), *all));
+            let answer = match sources.vectors_usable() {
+                // Usable, and nothing they say can change the answer: not asked.
+                Ok(()) if skip => Ok(Vec::new()),
+                Ok(()) => sources.vector_candidates(query, pool, filter),
+                Err(e) => Err(e),
+            };
             vector_answer(plan.mode, answer, config, &sources.pending_vectors(), &mut warnings)?
         }
     };
     let effective = effective_mode(plan.mode, vector.is_some());
     let mut candidates = Candidates::new(vector);
-    let weights = rank_weights(config);
     match lexical_step(effective, plan) {
         LexicalStep::Skip => {}
         LexicalStep::Rank { pool } => {
-            let (ids, all_terms) = sources.lexical_ranks(query, pool, filter, &weights)?;
+            let (ids, all_terms) = match lexical_first {
+                Some(ranked) => ranked,
+                None => sources.lexical_ranks(query, pool, filter, &weights)?,
+            };
             if plan.max_per_file.is_some() {
                 candidates.set_paths(&ids, sources.paths_of(&ids)?);
             }

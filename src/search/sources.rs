@@ -25,6 +25,10 @@ pub trait Sources {
     /// The files whose front matter meets `filter`.
     fn files_matching(&mut self, filter: &MetaFilter) -> Result<HashSet<String>>;
 
+    /// `Ok` when the vector side can answer a query (vectors built, of the current settings);
+    /// else the error [`Sources::vector_candidates`] would give. Embeds nothing.
+    fn vectors_usable(&mut self) -> Result<()>;
+
     /// The vector side's `k` nearest chunks to `query` within `filter`, nearest first; `Err`
     /// says why it cannot answer (one sentence, ending with what to do).
     fn vector_candidates(

@@ -367,6 +367,36 @@ fn the_default_fusion_keeps_the_lexical_order_and_appends_what_only_the_vectors_
 }
 
 #[test]
+fn hybrid_skips_the_vectors_only_when_they_cannot_change_the_answer() {
+    let hybrid = |req: SearchRequest, config: &SearchConfig| {
+        plan(&SearchRequest { mode: Some(SearchMode::Hybrid), ..req }, config).expect("plan")
+    };
+    let c = config();
+    let p = hybrid(request("京都"), &c);
+    assert!(vectors_cannot_change(&p, 3, 1), "a chunk has every word: the lexical order stands");
+    assert!(vectors_cannot_change(&p, 50, 0), "ten lexical candidates of weight 1000 fill the answer");
+    assert!(!vectors_cannot_change(&p, 9, 0), "nine lexical candidates leave room for a vector-only chunk");
+    let explained = hybrid(SearchRequest { explain: Some(true), ..request("京都") }, &c);
+    assert!(!vectors_cannot_change(&explained, 50, 1), "explain shows the vector ranks");
+    let limited = hybrid(SearchRequest { max_per_file: Some(1), ..request("京都") }, &c);
+    assert!(!vectors_cannot_change(&limited, 50, 0), "a per-file limit may reach past the lexical list");
+    assert!(vectors_cannot_change(&limited, 50, 2));
+    // The bound: w (k + 1) > (k + topK)(k + topK + 1): for k 60 and topK 10, 70 · 71 / 61 =
+    // 81.5, so 82 passes and 81 does not; the default passes for every topK up to 50.
+    let weighing = |w: f64| SearchConfig { lexical_weight: w, ..config() };
+    assert!(vectors_cannot_change(&hybrid(request("京都"), &weighing(82.0)), 50, 0));
+    assert!(!vectors_cannot_change(&hybrid(request("京都"), &weighing(81.0)), 50, 0));
+    let most = hybrid(SearchRequest { top_k: Some(MAX_TOP_K), ..request("京都") }, &c);
+    assert!(vectors_cannot_change(&most, 50, 0));
+    let low = SearchConfig { lexical_weight: 1.5, ..config() };
+    assert!(!vectors_cannot_change(&hybrid(request("京都"), &low), 50, 0));
+    assert!(vectors_cannot_change(&hybrid(request("京都"), &low), 50, 1));
+    let lexical =
+        plan(&SearchRequest { mode: Some(SearchMode::Lexical), ..request("京都") }, &c).expect("plan");
+    assert!(!vectors_cannot_change(&lexical, 50, 1), "only hybrid asks");
+}
+
+#[test]
 fn max_per_file_comes_from_the_request_or_the_config() {
     let mut c = config();
     assert_eq!(plan(&request("x"), &c).expect("plan").max_per_file, None, "no limit by default");

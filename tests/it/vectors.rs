@@ -262,9 +262,13 @@ fn endpoint_failures_leave_lexical_complete_and_vectors_catch_up() {
     assert!(s["warning"].is_null(), "{s}");
     assert_eq!(s["results"][0]["searchMode"], "hybrid");
 
-    // Down while serving a query: hybrid falls back, semantic says why.
+    // Down while serving a query: a query whose answer the vectors cannot change does not ask
+    // the endpoint (same answer, no warning); one they could change falls back with a warning.
     v.server.set(Behaviour::Status(503));
-    let h = v.search("京都", "hybrid", &[]);
+    let k = v.search("京都", "hybrid", &[]);
+    assert!(k["warning"].is_null(), "{k}");
+    assert_eq!(k["results"][0]["searchMode"], "hybrid");
+    let h = v.search("京都", "hybrid", &["--explain"]);
     assert!(h["warning"].as_str().unwrap().contains("returned 503"), "{h}");
     assert_eq!(h["results"][0]["searchMode"], "lexical");
 }
@@ -346,6 +350,27 @@ fn embeddings_off_and_on_never_rebuild_the_lexical_index() {
         String::from_utf8_lossy(&out.stderr)
             .contains("Semantic search is disabled (embedding.provider: none)")
     );
+}
+
+/// Hybrid embeds the query only when the vectors can change the answer: not for a query some
+/// chunk has every word of (the lexical order stands), yes for one the lexical side finds too
+/// little for, and yes with `explain` (which shows the vector ranks). The answer is the same
+/// either way.
+#[test]
+fn hybrid_embeds_the_query_only_when_the_vectors_can_change_the_answer() {
+    let v = Vectored::new(Project::from_fixture("ja"));
+    v.json(&["reindex"]);
+    let asked = || v.server.seen().len();
+    let before = asked();
+    let keyword = v.search("京都", "hybrid", &[]);
+    assert_eq!(asked(), before, "a keyword query every word of which is found was embedded");
+    assert_eq!(keyword["results"][0]["searchMode"], "hybrid", "{keyword}");
+    assert!(keyword["warning"].is_null(), "{keyword}");
+    let explained = v.search("京都", "hybrid", &["--explain"]);
+    assert_eq!(asked(), before + 1, "explain shows the vector ranks, so it asks");
+    assert_eq!(distinct_paths(&explained), distinct_paths(&keyword), "the same answer either way");
+    v.search("まったく関係のない言葉ばかり並べた質問", "hybrid", &[]);
+    assert_eq!(asked(), before + 2, "a question the lexical side finds too little for is embedded");
 }
 
 /// A lexical index written by a version that indexed other fields (here: one from before the
