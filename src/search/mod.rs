@@ -152,7 +152,8 @@ pub fn vector_step(plan: &Plan, vectors_enabled: bool) -> Result<VectorStep> {
 /// - or, without a per-file limit, the lexical side has `top_k` candidates and its weight is so
 ///   high that no vector rank can lift a chunk into the first `top_k` or reorder them:
 ///   `w/(k + r) − w/(k + r + 1) > 1/(k + 1)` for every `r ≤ top_k`, i.e.
-///   `w (k + 1) > (k + top_k)(k + top_k + 1)` (the default weight, 1000, for every `topK` up to [`MAX_TOP_K`]: 110 · 111 / 61 = 200).
+///   `w (k + 1) > (k + top_k)(k + top_k + 1)` (the default weight, 1000, for every `topK` up
+///   to [`MAX_TOP_K`]: 110 · 111 / 61 = 200).
 ///
 /// Never with `explain`, which shows each hit's vector rank and distance.
 pub fn vectors_cannot_change(plan: &Plan, lexical: usize, all_terms: usize) -> bool {

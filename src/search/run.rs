@@ -45,11 +45,11 @@ pub fn run(plan: &Plan, sources: &mut impl Sources) -> Result<SearchResponse> {
             }
             let skip =
                 lexical_first.as_ref().is_some_and(|(ids, all)| vectors_cannot_change(plan, ids.len(), *all));
-            let answer = match sources.vectors_usable() {
-                // Usable, and nothing they say can change the answer: not asked.
-                Ok(()) if skip => Ok(Vec::new()),
-                Ok(()) => sources.vector_candidates(query, pool, filter),
-                Err(e) => Err(e),
+            // Nothing the vectors say can change the answer: only checked to be usable, not asked.
+            let answer = if skip {
+                sources.vectors_usable().map(|()| Vec::new())
+            } else {
+                sources.vector_candidates(query, pool, filter)
             };
             vector_answer(plan.mode, answer, config, &sources.pending_vectors(), &mut warnings)?
         }
