@@ -44,6 +44,17 @@ async def eventually_found(c, query, path, seconds=10.0):
     return False
 
 
+async def save_like_an_editor(c, root, new_file, seconds=10.0):
+    """An editor's save (a temp file renamed over kyoto.md) and a new file `new_file`, both
+    written behind the server's back: the watcher makes both searchable within `seconds`."""
+    tmp = root / ".kyoto.md.swp"
+    tmp.write_text("# 京都\n\n銀閣寺で抹茶を飲んだ。\n", encoding="utf-8")
+    os.replace(tmp, root / "kyoto.md")
+    (root / new_file).write_text("# 新規\n\n伏見稲荷の千本鳥居。\n", encoding="utf-8")
+    assert await eventually_found(c, "銀閣寺", "kyoto.md", seconds=seconds)
+    assert await eventually_found(c, "千本鳥居", new_file, seconds=seconds)
+
+
 def test_writes_are_disabled_by_default_with_the_key_to_set():
     async def go():
         async with Client(params(project())) as c:
@@ -286,13 +297,7 @@ def test_watch_mode_picks_up_an_editor_style_save():
         root = project()
         async with Client(params(root, "--watch-files")) as c:
             await reindex_and_wait(c)
-            # An editor writes a temp file, then renames it over the original.
-            tmp = root / ".kyoto.md.swp"
-            tmp.write_text("# 京都\n\n銀閣寺で抹茶を飲んだ。\n", encoding="utf-8")
-            os.replace(tmp, root / "kyoto.md")
-            (root / "fresh.md").write_text("# 新規\n\n伏見稲荷の千本鳥居。\n", encoding="utf-8")
-            assert await eventually_found(c, "銀閣寺", "kyoto.md")
-            assert await eventually_found(c, "千本鳥居", "fresh.md")
+            await save_like_an_editor(c, root, "fresh.md")
             (root / "fresh.md").unlink()
             deadline = time.monotonic() + 10
             while "fresh.md" in await search_paths(c, "千本鳥居"):

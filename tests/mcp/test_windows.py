@@ -30,7 +30,8 @@ from mcp import Client
 from mcp.client.stdio import stdio_client
 
 from test_mcp_client import BIN, body, error, params, project, reindex_and_wait, run, synchronised
-from test_mcp_edit import INDEX_DIR, TEMP_PREFIX, element, eventually_found, ls_a, search_paths, writable
+from test_mcp_edit import (INDEX_DIR, TEMP_PREFIX, element, eventually_found, ls_a, save_like_an_editor,
+                           search_paths, writable)
 
 REPO = Path(__file__).resolve().parents[2]
 WINDOWS = os.environ.get("LVS_TARGET_OS") == "windows" or os.name == "nt"
@@ -445,12 +446,7 @@ def test_an_editor_style_save_is_picked_up_by_the_watcher():
         root = project()
         async with Client(params(root, "--watch-files")) as c:
             await reindex_and_wait(c)
-            tmp = root / ".kyoto.md.swp"
-            tmp.write_text("# 京都\n\n銀閣寺で抹茶を飲んだ。\n", encoding="utf-8")
-            os.replace(tmp, root / "kyoto.md")
-            (root / "新しい.md").write_text("# 新規\n\n伏見稲荷の千本鳥居。\n", encoding="utf-8")
-            assert await eventually_found(c, "銀閣寺", "kyoto.md", seconds=30)
-            assert await eventually_found(c, "千本鳥居", "新しい.md", seconds=30)
+            await save_like_an_editor(c, root, "新しい.md", seconds=30)
     run(go())
 
 
